@@ -1,0 +1,1 @@
+"""Prompt text files; loaded by rag.prompts."""

@@ -1,0 +1,262 @@
+"""The `paperchat` command. Imports only what each command needs, so a search starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .errors import UserError
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="paperchat", description="Ask questions of paper abstracts; every answer cited.")
+    ap.add_argument("--library", help="library name (default: PAPERCHAT_LIBRARY or 'default')")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("ingest", help="add abstract lists (files or folders) to the library")
+    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("--map", action="append", default=[], metavar="OURS=THEIRS",
+                   help="field mapping for JSON/CSV, e.g. --map abstract=summary (repeatable)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("papers", help="list the catalogue")
+    p.add_argument("--json", action="store_true")
+
+    sub.add_parser("stats", help="counts per venue and year").add_argument("--json", action="store_true")
+
+    def add_filters(p):
+        p.add_argument("--venue")
+        p.add_argument("--year-from", type=int)
+        p.add_argument("--year-to", type=int)
+
+    p = sub.add_parser("search", help="find papers")
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=10)
+    add_filters(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("ask", help="a cited answer to a question")
+    p.add_argument("question")
+    add_filters(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("summarise", aliases=["summarize"], help="themes of a research area, cited")
+    p.add_argument("topic")
+    add_filters(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--bibtex", type=Path, metavar="FILE")
+
+    p = sub.add_parser("cite", help="abstracts that support or contradict a claim")
+    p.add_argument("claim")
+    add_filters(p)
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("serve", help="open the chat UI")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--seed", action="store_true", help="index the bundled seeds/ first if the library is empty")
+
+    p = sub.add_parser("eval", help="measure retrieval quality")
+    esub = p.add_subparsers(dest="what", required=True)
+    e = esub.add_parser("retrieval", help="nDCG@10, Recall@100, MRR@10 on a BEIR-format folder")
+    e.add_argument("--beir", type=Path, required=True)
+    e.add_argument("--split", default="test")
+    e.add_argument("--json", action="store_true")
+    return ap
+
+
+def _settings(args):
+    from .settings import Settings
+
+    s = Settings()
+    if args.library:
+        s = s.model_copy(update={"library": args.library})
+    return s
+
+
+def _library(args):
+    from .library import Library
+
+    return Library(_settings(args))
+
+
+def _filters(args):
+    from .retrieval import Filters
+
+    return Filters(venue=args.venue, year_from=args.year_from, year_to=args.year_to)
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def cmd_ingest(args) -> int:
+    fields = {}
+    for m in args.map:
+        if "=" not in m:
+            raise UserError(f"--map takes OURS=THEIRS, e.g. abstract=summary; got {m!r}")
+        k, v = m.split("=", 1)
+        fields[k.strip()] = v.strip()
+    lib = _library(args)
+    report = lib.ingest(args.paths, fields or None, progress=None)
+    for r in report.rejections:
+        print(f"rejected {r}", file=sys.stderr)
+    if args.json:
+        _print_json({**report.model_dump(exclude={"rejections"}), "rejections": [str(r) for r in report.rejections],
+                     "papers": len(lib)})
+    else:
+        print(f"{report.summary()} — {len(lib)} papers in library {lib.name!r} ({report.seconds:.1f} s)")
+    return 1 if report.rejected else 0
+
+
+def cmd_papers(args) -> int:
+    papers = _library(args).papers()
+    if args.json:
+        _print_json([p.catalogue_entry() for p in papers])
+    else:
+        for p in papers:
+            mark = "*" if p.title_derived else ""
+            print(f"{p.paper_id[:24]:24}  {p.venue or '-':6} {p.year or '-':4}  {p.title}{mark}  ({p.source}:{p.position})")
+        print(f"{len(papers)} papers" + ("  (* title derived from the abstract)" if any(p.title_derived for p in papers) else ""))
+    return 0
+
+
+def cmd_stats(args) -> int:
+    st = _library(args).stats()
+    if args.json:
+        _print_json(st)
+    else:
+        print(f"library {st['library']}: {st['papers']} papers, {st['chunks']} chunks ({st['embedder']}, {st['store']})")
+        print("venues: " + ", ".join(f"{k} {v}" for k, v in st["venues"].items()))
+        print("years:  " + ", ".join(f"{k} {v}" for k, v in st["years"].items()))
+    return 0
+
+
+def cmd_search(args) -> int:
+    from .retrieval import search
+
+    hits = search(_library(args), args.query, args.k, _filters(args))
+    if args.json:
+        _print_json([h.as_json() for h in hits])
+    else:
+        if not hits:
+            print("no papers found")
+        for i, h in enumerate(hits, 1):
+            p = h.paper
+            print(f"{i:2}. [{h.score:.3f}] {p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position})")
+            print(f"    {h.text[:200]}")
+    return 0
+
+
+def _render_answer(ans) -> None:
+    print(ans.answer)
+    if ans.citations:
+        print()
+        for c in ans.citations:
+            p = c.paper
+            mark = "" if c.supported else "  (not supported by the abstract)"
+            print(f"[{c.n}] {p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position}){mark}")
+            if c.evidence:
+                print(f"     “{c.evidence}”")
+    if ans.abstained and ans.nearest:
+        print("\nNearest papers:")
+        for h in ans.nearest:
+            print(f"  - {h.paper.title} — {h.paper.venue} {h.paper.year or ''} ({h.paper.source}:{h.paper.position})")
+    for f in ans.flags:
+        print(f"note: {f}", file=sys.stderr)
+
+
+def cmd_ask(args) -> int:
+    from .tasks.ask import ask
+
+    settings = _settings(args)
+    lib = _library(args)
+    stream = None
+    if not args.json and settings.llm != "extractive" and sys.stdout.isatty():
+        def stream(tok: str) -> None:
+            sys.stdout.write(tok)
+            sys.stdout.flush()
+    ans = ask(args.question, lib, settings=settings, filters=_filters(args), on_token=stream)
+    if args.json:
+        _print_json(ans.as_json())
+    else:
+        if stream:
+            print("\n")  # the streamed draft was shown; now the checked answer
+        _render_answer(ans)
+    return 0
+
+
+def cmd_summarise(args) -> int:
+    from .tasks.summarise import summarise, to_bibtex
+
+    settings = _settings(args)
+    res = summarise(args.topic, _library(args), settings=settings, filters=_filters(args))
+    if args.bibtex:
+        args.bibtex.write_text(to_bibtex(res.citations), encoding="utf-8")
+    if args.json:
+        _print_json(res.as_json())
+    else:
+        print(res.render_text())
+    return 0
+
+
+def cmd_cite(args) -> int:
+    from .tasks.cite import cite
+
+    settings = _settings(args)
+    res = cite(args.claim, _library(args), settings=settings, filters=_filters(args), k=args.k)
+    if args.json:
+        _print_json(res.as_json())
+    else:
+        print(res.render_text())
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from ui.app import serve
+
+    serve(_settings(args), host=args.host, port=args.port, seed=args.seed)
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from .evaluation import evaluate_beir
+
+    res = evaluate_beir(args.beir, args.split, _settings(args), progress=None)
+    if args.json:
+        _print_json(res)
+    else:
+        print(f"nDCG@10 {res['ndcg@10']:.4f}  Recall@100 {res['recall@100']:.4f}  MRR@10 {res['mrr@10']:.4f}  "
+              f"({res['queries']} queries, {res['seconds']:.1f} s)")
+    return 0
+
+
+COMMANDS = {"ingest": cmd_ingest, "papers": cmd_papers, "stats": cmd_stats, "search": cmd_search, "ask": cmd_ask,
+            "summarise": cmd_summarise, "summarize": cmd_summarise, "cite": cmd_cite, "serve": cmd_serve,
+            "eval": cmd_eval}
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    args = _parser().parse_args(argv)
+    from .errors import user_message
+
+    try:
+        return COMMANDS[args.cmd](args)
+    except KeyboardInterrupt:
+        print("paperchat: interrupted; what was written is kept and a re-run carries on", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - turn what a user can cause into one line
+        msg = user_message(exc)
+        if msg is None:
+            raise
+        print(f"paperchat: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

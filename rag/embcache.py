@@ -1,0 +1,58 @@
+"""A content-hash cache of vectors, shared by every library under one home: no text is embedded twice."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+
+
+class EmbeddingCache:
+    def __init__(self, path: Path, dimension: int):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.dimension = dimension
+        self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for s in range(0, len(keys), 500):
+                part = keys[s : s + 500]
+                rows = self._db.execute(
+                    f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(part))})", part
+                ).fetchall()
+                for k, v in rows:
+                    out[k] = np.frombuffer(v, dtype=np.float32)
+        return out
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vec (key, v) VALUES (?, ?)",
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+
+
+def embed_with_cache(embedder, texts: list[str], cache: EmbeddingCache | None) -> np.ndarray:
+    """Vectors for texts in order, embedding only those the cache has never seen."""
+    if cache is None:
+        return embedder.embed_array(texts)
+    keys = [cache.key(t) for t in texts]
+    known = cache.get_many(sorted(set(keys)))
+    missing = sorted({k: t for k, t in zip(keys, texts) if k not in known}.items())
+    if missing:
+        vecs = embedder.embed_array([t for _, t in missing])
+        fresh = {k: v for (k, _), v in zip(missing, vecs)}
+        cache.put_many(fresh)
+        known.update(fresh)
+    return np.stack([known[k] for k in keys]) if keys else np.zeros((0, cache.dimension), dtype=np.float32)

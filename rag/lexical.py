@@ -1,0 +1,64 @@
+"""BM25 over chunk texts (bm25s, English stop words, Snowball stemming), saved beside the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+class LexicalIndex:
+    def __init__(self, retriever=None, ids: list[str] | None = None):
+        self._retriever = retriever
+        self.ids: list[str] = ids or []
+        self._stem = None
+
+    @classmethod
+    def build(cls, ids: list[str], texts: list[str], k1: float = 1.2, b: float = 0.75) -> "LexicalIndex":
+        import bm25s
+
+        if not ids:
+            return cls(None, [])
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
+        r = bm25s.BM25(k1=k1, b=b)
+        r.index(tokens, show_progress=False)
+        return cls(r, list(ids))
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        if self._retriever is not None:
+            self._retriever.save(str(folder / "bm25"))
+        (folder / "ids.json").write_text(json.dumps(self.ids))
+
+    @classmethod
+    def load(cls, folder: Path) -> "LexicalIndex":
+        import bm25s
+
+        ids = json.loads((folder / "ids.json").read_text())
+        r = bm25s.BM25.load(str(folder / "bm25"), mmap=True) if ids else None
+        return cls(r, ids)
+
+    def search(self, query: str, n: int) -> list[tuple[str, float]]:
+        """Best chunks for the query, (chunk_id, score) with score > 0, best first."""
+        if self._retriever is None or not self.ids:
+            return []
+        import bm25s
+
+        if self._stem is None:
+            self._stem = _stemmer()
+        q = bm25s.tokenize([query], stopwords="en", stemmer=self._stem, show_progress=False, return_ids=False)
+        if not q or not q[0]:
+            return []
+        n = min(n, len(self.ids))
+        docs, scores = self._retriever.retrieve(q, k=n, show_progress=False, n_threads=1)
+        out = [(self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+        return out
+
+    def __len__(self) -> int:
+        return len(self.ids)
+

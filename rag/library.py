@@ -1,0 +1,413 @@
+"""The library: a Chroma collection of chunk vectors, a paper catalogue and a BM25 index.
+
+Chroma is the one source of truth (so replicas sharing a Chroma server agree); the catalogue and the
+lexical index are local caches rebuilt whenever the library's *generation* stamp changes.
+
+Write order makes a crash harmless: a paper's chunks are written before its catalogue record, and a
+paper only exists once its record does; chunks without a record are ignored by readers and swept
+by the next ingest. The generation is set to a "dirty" stamp before the first write and to a fresh
+one after the last, so every reader's caches notice any change, finished or not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import pickle
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from .chunking import chunk_paper
+from .embcache import EmbeddingCache, embed_with_cache
+from .lexical import LexicalIndex
+from .records import Chunk, Paper, Rejection
+from .settings import Settings
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+_BATCH = 128  # papers per write: small enough to lose little to a crash, large enough to batch the embedder
+_PAGE = 5000  # rows per Chroma read/write call (under its max batch size)
+
+
+class LibraryError(RuntimeError):
+    """A problem the user can act on; the CLI prints it as one line."""
+
+
+class LibraryBusy(LibraryError):
+    pass
+
+
+class IngestReport(BaseModel):
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    rejected: int = 0
+    rejections: list[Rejection] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (f"added {self.added}, updated {self.updated}, unchanged {self.unchanged}, "
+                f"rejected {self.rejected}" + (f", removed {self.removed}" if self.removed else ""))
+
+
+def _paper_meta(p: Paper, n_chunks: int) -> dict:
+    return {
+        "title": p.title, "title_derived": p.title_derived, "authors": json.dumps(p.authors),
+        "year": p.year or 0, "venue": p.venue, "url": p.url, "source": p.source, "position": p.position,
+        "hash": p.content_hash, "n_chunks": n_chunks,
+    }
+
+
+def _paper_from_meta(pid: str, m: dict, abstract: str = "") -> Paper:
+    return Paper(
+        paper_id=pid, abstract=abstract, title=m.get("title", ""), title_derived=bool(m.get("title_derived")),
+        authors=json.loads(m.get("authors") or "[]"), year=m.get("year") or None, venue=m.get("venue", ""),
+        url=m.get("url", ""), source=m.get("source", ""), position=int(m.get("position") or 0),
+    )
+
+
+class Library:
+    def __init__(self, settings: Settings, embedder=None, client=None, local_dir: Path | None = None):
+        from .chroma import make_client
+        from .embeddings import get_embedder
+
+        if not _NAME.match(settings.library):
+            raise LibraryError(f"library name {settings.library!r} must be letters, digits, '-' or '_'")
+        self.settings = settings
+        self.name = settings.library
+        self.embedder = embedder if embedder is not None else get_embedder(settings.embedder)
+        self.client = client if client is not None else make_client(settings.home, settings.chroma_url)
+        if local_dir is not None:
+            self.dir = local_dir
+        elif settings.chroma_url:
+            key = re.sub(r"[^A-Za-z0-9]+", "_", settings.chroma_url).strip("_")
+            self.dir = settings.home / "servers" / key / self.name
+        else:
+            self.dir = settings.library_dir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        model = getattr(self.embedder, "model_id", type(self.embedder).__name__)
+        self._chunks = self.client.get_or_create_collection(
+            f"paperchat-{self.name}-chunks", embedding_function=None,
+            configuration={"hnsw": {"space": "cosine", "ef_search": 200}},
+        )
+        self._papers = self.client.get_or_create_collection(
+            f"paperchat-{self.name}-papers", embedding_function=None, metadata={"embedder": model, "generation": "new"}
+        )
+        built_with = (self._papers.metadata or {}).get("embedder")
+        if built_with and built_with != model:
+            raise LibraryError(f"library {self.name!r} was built with embedder {built_with}, not {model}; "
+                               f"use another PAPERCHAT_LIBRARY or set PAPERCHAT_EMBEDDER to match")
+        self._model = model
+        self._cache = (EmbeddingCache(settings.home / "cache" / f"{model}.sqlite", self.embedder.dimension)
+                       if model != "hashing-fake" else None)
+        self._generation: str | None = None
+        self.catalogue: dict[str, dict] = {}
+        self.lexical = LexicalIndex()
+
+    # -- generation and caches -------------------------------------------------------------
+
+    def _current_generation(self) -> str:
+        col = self.client.get_collection(self._papers.name)
+        return (col.metadata or {}).get("generation", "new")
+
+    def _set_generation(self, gen: str) -> None:
+        self._papers.modify(metadata={"embedder": self._model, "generation": gen})
+
+    def refresh(self) -> None:
+        """Bring the catalogue and lexical index up to the store's current generation."""
+        gen = self._current_generation()
+        if gen == self._generation:
+            return
+        cache = self.dir / f"cache-{gen}"
+        if not gen.startswith("dirty") and (cache / "done").exists():
+            with open(cache / "catalogue.pkl", "rb") as f:
+                self.catalogue = pickle.load(f)
+            self.lexical = LexicalIndex.load(cache / "lexical")
+        else:
+            self._rebuild_caches(gen)
+        self._generation = gen
+
+    def _read_all(self, col, include: list[str]) -> Iterator[dict]:
+        offset = 0
+        while True:
+            got = col.get(include=include, limit=_PAGE, offset=offset)
+            if not got["ids"]:
+                return
+            yield got
+            offset += len(got["ids"])
+
+    def _rebuild_caches(self, gen: str) -> None:
+        catalogue: dict[str, dict] = {}
+        for got in self._read_all(self._papers, ["metadatas"]):
+            for pid, m in zip(got["ids"], got["metadatas"]):
+                catalogue[pid] = dict(m or {})
+        ids, texts = [], []
+        for got in self._read_all(self._chunks, ["documents", "metadatas"]):
+            for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"]):
+                if (m or {}).get("paper_id") in catalogue:  # chunks of an unfinished write are not there yet
+                    ids.append(cid)
+                    texts.append(doc or "")
+        self.catalogue = catalogue
+        self.lexical = LexicalIndex.build(ids, texts)
+        if gen.startswith("dirty"):
+            return  # an ingest is under way or crashed: do not persist a cache it will invalidate
+        tmp = self.dir / f".tmp-{uuid.uuid4().hex}"
+        tmp.mkdir()
+        with open(tmp / "catalogue.pkl", "wb") as f:
+            pickle.dump(catalogue, f, protocol=pickle.HIGHEST_PROTOCOL)
+        self.lexical.save(tmp / "lexical")
+        (tmp / "done").write_text(gen)
+        target = self.dir / f"cache-{gen}"
+        with contextlib.suppress(OSError):
+            os.replace(tmp, target)
+        for old in self.dir.glob("cache-*"):
+            if old.name != target.name:
+                shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def papers(self) -> list[Paper]:
+        """The catalogue (without abstract texts), in source and position order."""
+        self.refresh()
+        ps = [_paper_from_meta(pid, m) for pid, m in self.catalogue.items()]
+        return sorted(ps, key=lambda p: (p.source, p.position, p.paper_id))
+
+    def get_papers(self, ids: list[str]) -> dict[str, Paper]:
+        """Full papers, abstracts included, for the given ids (those in the catalogue)."""
+        self.refresh()
+        want = [i for i in dict.fromkeys(ids) if i in self.catalogue]
+        if not want:
+            return {}
+        got = self._papers.get(ids=want, include=["documents", "metadatas"])
+        return {pid: _paper_from_meta(pid, m or {}, doc or "")
+                for pid, doc, m in zip(got["ids"], got["documents"], got["metadatas"])}
+
+    def __len__(self) -> int:
+        self.refresh()
+        return len(self.catalogue)
+
+    def stats(self) -> dict:
+        self.refresh()
+        venues: dict[str, int] = {}
+        years: dict[str, int] = {}
+        for m in self.catalogue.values():
+            venues[m.get("venue") or "?"] = venues.get(m.get("venue") or "?", 0) + 1
+            y = str(m.get("year") or "?")
+            years[y] = years.get(y, 0) + 1
+        return {
+            "library": self.name, "papers": len(self.catalogue), "chunks": len(self.lexical),
+            "store": self.settings.chroma_url or str(self.settings.home / "chroma"), "embedder": self._model,
+            "venues": dict(sorted(venues.items())), "years": dict(sorted(years.items())),
+        }
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embedder.embed_array([text])[0]
+
+    def dense(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, str, float, str]]:
+        """Nearest chunks: (chunk_id, paper_id, cosine similarity, chunk text), best first."""
+        self.refresh()
+        total = len(self.lexical)
+        if total == 0:
+            return []
+        res = self._chunks.query(query_embeddings=[vector.tolist()], n_results=min(n, total), where=where or None,
+                                 include=["metadatas", "distances", "documents"])
+        out = []
+        for cid, m, d, doc in zip(res["ids"][0], res["metadatas"][0], res["distances"][0], res["documents"][0]):
+            pid = (m or {}).get("paper_id", "")
+            if pid in self.catalogue:
+                out.append((cid, pid, 1.0 - float(d), doc or ""))
+        return out
+
+    def chunk_texts(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        got = self._chunks.get(ids=list(dict.fromkeys(ids)), include=["documents"])
+        return dict(zip(got["ids"], got["documents"]))
+
+    # -- writing ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _write_lock(self, timeout: float | None = None):
+        """One writer per library: a second ingest waits, then gives up with a clear message."""
+        timeout = self.settings.lock_timeout if timeout is None else timeout
+        fh = open(self.dir / "write.lock", "w")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    fh.close()
+                    raise LibraryBusy(f"library {self.name!r} is busy: another ingest is writing to it "
+                                      f"(waited {timeout:.0f} s); try again when it has finished") from None
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
+
+    def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
+               progress: bool | None = None, on_progress: Callable[[int], None] | None = None) -> IngestReport:
+        """Add what is new, replace what changed, leave the rest; see IngestReport for the counts."""
+        from tqdm import tqdm
+
+        from .loaders import discover, load_file
+
+        t0 = time.perf_counter()
+        report = IngestReport()
+        files, skipped = discover([Path(p) for p in paths])
+        for r in skipped:
+            report.rejections.append(r)
+            report.rejected += 1
+        if not files:
+            report.seconds = time.perf_counter() - t0
+            return report
+        with self._write_lock():
+            self.refresh()
+            was_dirty = self._generation.startswith("dirty")
+            gen_dirty = f"dirty-{uuid.uuid4().hex}"
+            changed = False
+            bar = tqdm(unit=" abstracts", disable=(None if progress is None else not progress), smoothing=0.05,
+                       dynamic_ncols=True, desc="ingest", leave=False)
+            try:
+                if was_dirty:
+                    self._set_generation(gen_dirty)
+                    changed = True
+                    self._sweep_orphans()
+                for path in files:
+                    seen: set[str] = set()
+                    bad = good = 0
+                    batch: list[Paper] = []
+                    for item in load_file(path, fields):
+                        if isinstance(item, Rejection):
+                            report.rejections.append(item)
+                            report.rejected += 1
+                            bad += 1
+                            continue
+                        good += 1
+                        seen.add(item.paper_id)
+                        batch.append(item)
+                        if len(batch) >= _BATCH:
+                            if self._write_batch(batch, report, gen_dirty, changed):
+                                changed = True
+                            bar.update(len(batch))
+                            if on_progress:
+                                on_progress(bar.n)
+                            batch = []
+                    if batch:
+                        if self._write_batch(batch, report, gen_dirty, changed):
+                            changed = True
+                        bar.update(len(batch))
+                        if on_progress:
+                            on_progress(bar.n)
+                    if good and not bad:
+                        # The file is the truth for its own papers: drop the ones it no longer holds.
+                        gone = [pid for pid, m in self.catalogue.items() if m.get("source") == path.name and pid not in seen]
+                        if gone:
+                            if not changed:
+                                self._set_generation(gen_dirty)
+                                changed = True
+                            self._delete_papers(gone)
+                            report.removed += len(gone)
+            finally:
+                bar.close()
+                if changed:
+                    self._set_generation(uuid.uuid4().hex)
+                    self.refresh()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _write_batch(self, batch: list[Paper], report: IngestReport, gen_dirty: str, dirty: bool) -> bool:
+        todo: dict[str, Paper] = {}
+        moved: list[Paper] = []
+        for p in batch:
+            old = self.catalogue.get(p.paper_id)
+            if old is None and p.paper_id not in todo:
+                report.added += 1
+                todo[p.paper_id] = p
+            elif old is not None and old.get("hash") != p.content_hash:
+                report.updated += 1
+                todo[p.paper_id] = p
+            elif p.paper_id in todo:
+                todo[p.paper_id] = p  # a repeat inside one ingest: the last version wins
+                report.unchanged += 1
+            else:
+                report.unchanged += 1
+                if old.get("source") == p.source and old.get("position") != p.position:
+                    moved.append(p)
+        if not todo and not moved:
+            return False
+        if not dirty:
+            self._set_generation(gen_dirty)
+        count = getattr(self.embedder, "count_tokens", None)
+        cs = self.settings.chunk
+        chunks: list[Chunk] = []
+        n_chunks: dict[str, int] = {}
+        papers = list(todo.values())
+        for p in papers:
+            pc = chunk_paper(p, cs.max_chars, cs.max_tokens, count)
+            n_chunks[p.paper_id] = len(pc)
+            chunks.extend(pc)
+        vecs = embed_with_cache(self.embedder, [c.text for c in chunks], self._cache)
+        # Drop the chunks of the versions being replaced (an edit can leave fewer chunks than before).
+        stale = [f"{pid}#{i}" for pid in todo if pid in self.catalogue
+                 for i in range(int(self.catalogue[pid].get("n_chunks", 0)))]
+        for s in range(0, len(stale), _PAGE):
+            self._chunks.delete(ids=stale[s : s + _PAGE])
+        for s in range(0, len(chunks), _PAGE):
+            part = chunks[s : s + _PAGE]
+            self._chunks.upsert(
+                ids=[c.chunk_id for c in part],
+                embeddings=vecs[s : s + _PAGE],
+                documents=[c.text for c in part],
+                metadatas=[{"paper_id": c.paper_id, "n": c.n, "venue": todo[c.paper_id].venue,
+                            "year": todo[c.paper_id].year or 0} for c in part],
+            )
+        recs = papers + moved
+        metas = [_paper_meta(p, n_chunks.get(p.paper_id, int(self.catalogue.get(p.paper_id, {}).get("n_chunks", 0))))
+                 for p in recs]
+        self._papers.upsert(ids=[p.paper_id for p in recs], embeddings=[[1.0]] * len(recs),
+                            documents=[p.abstract for p in recs], metadatas=metas)
+        for p, m in zip(recs, metas):
+            self.catalogue[p.paper_id] = m
+        return True
+
+    def _delete_papers(self, ids: list[str]) -> None:
+        # Record first: once it is gone the paper is gone for every reader, whatever happens next.
+        for s in range(0, len(ids), _PAGE):
+            self._papers.delete(ids=ids[s : s + _PAGE])
+        stale = [f"{pid}#{i}" for pid in ids for i in range(int(self.catalogue[pid].get("n_chunks", 0)))]
+        for s in range(0, len(stale), _PAGE):
+            self._chunks.delete(ids=stale[s : s + _PAGE])
+        for pid in ids:
+            self.catalogue.pop(pid, None)
+
+    def _sweep_orphans(self) -> None:
+        """After a crash: drop chunks whose paper record was never written."""
+        orphans = []
+        for got in self._read_all(self._chunks, ["metadatas"]):
+            for cid, m in zip(got["ids"], got["metadatas"]):
+                pid = (m or {}).get("paper_id")
+                if pid not in self.catalogue or int(cid.rsplit("#", 1)[1]) >= int(self.catalogue[pid].get("n_chunks", 0)):
+                    orphans.append(cid)
+        for s in range(0, len(orphans), _PAGE):
+            self._chunks.delete(ids=orphans[s : s + _PAGE])
+
+    def drop(self) -> None:
+        """Delete the whole library (store collections and local caches)."""
+        for col in (self._chunks, self._papers):
+            with contextlib.suppress(Exception):
+                self.client.delete_collection(col.name)
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,148 @@
+"""Input formats -> Papers. One module per format; this module finds files and picks the reader.
+
+Every problem a user can cause comes back as a `Rejection` (one line: file, where, why) in the stream,
+never as an exception: a file that cannot be read at all yields exactly one Rejection with where=''
+and no Paper; a bad record yields a Rejection naming its line (or record / entry) and the rest loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from ..records import Paper, Rejection
+from . import bibtex, csv_, jsonl, seeds
+from ._io import ReadProblem, read_head, text_problem
+from .mapping import FieldsError, check_fields
+
+__all__ = ["LoadError", "FieldsError", "discover", "load_file", "RECOGNISED"]
+
+# Extensions we read (each also as .gz). Anything else is tried by content only when named explicitly.
+RECOGNISED = (".txt", ".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".bib")
+NOT_RECOGNISED = "skipped: not a recognised abstract list"
+NO_SUCH = "no such file or folder"
+
+
+class LoadError(Exception):
+    """A whole path/file that cannot be read at all; `.rejection` says which and why in one line."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(str(rejection))
+        self.rejection = rejection
+
+
+def _suffix(path: Path) -> str:
+    """'.jsonl' for 'x.jsonl' and 'x.jsonl.gz'."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def discover(paths: list[Path]) -> tuple[list[Path], list[Rejection]]:
+    """Expand files and folders (recursively, sorted) into the files we recognise. A path that does not
+    exist, and every file in a folder that we do not recognise, becomes a Rejection. An explicitly named
+    file with an unknown extension is kept (load_file sniffs its content). Hidden files and folders
+    (".git", ".DS_Store") inside a folder are passed over silently."""
+    files: list[Path] = []
+    rejected: list[Rejection] = []
+    seen: set[Path] = set()
+
+    def add(p: Path) -> None:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            files.append(p)
+
+    for path in map(Path, paths):
+        if path.is_dir():
+            for p in sorted(path.rglob("*")):
+                rel = p.relative_to(path).parts
+                if any(part.startswith(".") for part in rel) or not p.is_file():
+                    continue
+                if _suffix(p) in RECOGNISED:
+                    add(p)
+                else:
+                    rejected.append(Rejection(source=str(p), reason=NOT_RECOGNISED))
+        elif path.is_file():
+            add(path)
+        else:
+            rejected.append(Rejection(source=str(path), reason=NO_SUCH))
+    # A file also named explicitly is tried by content, so its folder-walk rejection no longer applies.
+    rejected = [r for r in rejected if r.reason != NOT_RECOGNISED or Path(r.source).resolve() not in seen]
+    return files, rejected
+
+
+def _sniff(head: str, suffix: str) -> str:
+    """Which reader: by extension, with the content deciding JSON Lines vs array; else by content."""
+    body = head.lstrip("\ufeff \t\r\n")
+    first_line = body.split("\n", 1)[0].strip()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "array" if body.startswith("[") else "lines"
+    if suffix in (".csv", ".tsv", ".bib", ".txt"):
+        return suffix[1:]
+    if body.startswith("["):
+        return "array"
+    if body.startswith("{"):
+        return "lines"
+    if body.startswith("@") or "\n@" in body[:4096] and "{" in body[:4096]:
+        return "bib"
+    if seeds.sniff(first_line):
+        return "txt"
+    header = first_line.lower()
+    if any(a in header for a in ("abstract", "summary")) and ("," in header or "\t" in header):
+        return "tsv" if header.count("\t") > header.count(",") else "csv"
+    return ""
+
+
+def load_file(path: Path, fields: dict[str, str] | None = None) -> Iterator[Paper | Rejection]:
+    """Yield Papers and per-record Rejections in file order. A file that cannot be read at all (empty,
+    not UTF-8, random bytes, wrong format, CSV with no abstract column) yields exactly one Rejection
+    with where='' and no Paper. `fields` maps our field names to the file's (e.g. {'abstract': 'summary',
+    'title': 'name'}) for JSON, CSV and BibTeX; an unknown field name of ours raises FieldsError."""
+    mapping = check_fields(fields)  # a caller's mistake: raise before reading anything
+    return _load(Path(path), mapping)
+
+
+def _load(path: Path, fields: Mapping[str, str]) -> Iterator[Paper | Rejection]:
+    source = path.name
+    whole = lambda reason: Rejection(source=source, reason=reason)  # noqa: E731
+    if not path.exists():
+        yield Rejection(source=str(path), reason=NO_SUCH)
+        return
+    if path.is_dir():
+        yield whole("is a folder, not a file")
+        return
+    try:
+        head, complete = read_head(path)
+    except ReadProblem as e:
+        yield whole(str(e))
+        return
+    except OSError as e:
+        yield whole(f"cannot read: {e.strerror or e}")
+        return
+    if problem := text_problem(head, complete):
+        yield whole(problem)
+        return
+    kind = _sniff(head.decode("utf-8", errors="ignore"), _suffix(path))
+    if not kind:
+        yield whole(f"{NOT_RECOGNISED[len('skipped: '):]} (expected a seed .txt list, .jsonl, .json, .csv, .tsv or .bib)")
+        return
+    readers = {
+        "txt": lambda: seeds.load(path, source),
+        "lines": lambda: jsonl.load_lines(path, fields, source),
+        "array": lambda: jsonl.load_array(path, fields, source),
+        "csv": lambda: csv_.load(path, fields, source),
+        "tsv": lambda: csv_.load(path, fields, source, tsv=True),
+        "bib": lambda: bibtex.load(path, fields, source),
+    }
+    anything = False
+    try:
+        for item in readers[kind]():
+            anything = True
+            yield item
+    except OSError as e:  # the file vanished or became unreadable mid-way
+        yield Rejection(source=source, reason=f"cannot read: {e.strerror or e}")
+        return
+    if not anything:
+        yield whole("no records found (the file is blank)")

@@ -1,0 +1,138 @@
+"""Byte-level reading shared by every loader.
+
+Files are read as bytes (gzip recognised by its magic number, not its name) and decoded one line at a
+time, so a decoding problem can name its line and byte offset, a BOM is tolerated, and no single line
+or record can take more than `MAX_RECORD_BYTES` of memory however the file is built.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+MAX_RECORD_BYTES = 4_000_000  # one line / record; an abstract is a few KB, so this only stops pathology
+SNIFF_BYTES = 64 * 1024  # what is checked up front to reject a whole file before yielding anything
+BOM = codecs.BOM_UTF8
+_GZIP_ERRORS = (OSError, EOFError, zlib.error)  # gzip.BadGzipFile is an OSError
+
+
+class ReadProblem(Exception):
+    """The rest of the file cannot be read (corrupt compression, bad bytes in a chunked reader)."""
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def open_bytes(path: Path) -> BinaryIO:
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")  # type: ignore[return-value]
+
+
+def read_head(path: Path, n: int = SNIFF_BYTES) -> tuple[bytes, bool]:
+    """The first n bytes (decompressed, BOM kept) and whether that is the whole file."""
+    try:
+        with open_bytes(path) as f:
+            head = f.read(n + 1)
+    except _GZIP_ERRORS as e:
+        raise ReadProblem(f"not a readable gzip file ({_gzip_reason(e)})") from None
+    return head[:n], len(head) <= n
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def text_problem(head: bytes, complete: bool) -> str | None:
+    """Why these leading bytes are not a UTF-8 text file, or None if they are (offsets count the BOM)."""
+    if not head[len(BOM):].strip() if head.startswith(BOM) else not head.strip():
+        return "empty file" if complete else None  # blank head of a long file: decided by the loader
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "UTF-16 text, not UTF-8 (save the file as UTF-8)"
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        return f"binary data, not text (NUL byte at line {_line_of(head, nul)}, byte offset {nul})"
+    try:
+        codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=complete)
+    except UnicodeDecodeError as e:
+        return (
+            f"not UTF-8 text: invalid byte 0x{head[e.start]:02x} at line {_line_of(head, e.start)}, "
+            f"byte offset {e.start} (save the file as UTF-8)"
+        )
+    return None
+
+
+@dataclass
+class Line:
+    no: int  # 1-based physical line number
+    text: str | None  # without the line ending; None when the line is unusable (see problem)
+    problem: str = ""
+    fatal: bool = False  # nothing after this line can be read
+
+
+def _gzip_reason(e: BaseException) -> str:
+    return "truncated" if isinstance(e, EOFError) else str(e) or type(e).__name__
+
+
+def _too_large(size: int, cap: int) -> str:
+    return f"record too large ({size / 1e6:.1f} MB; the limit is {cap / 1e6:g} MB)"
+
+
+def iter_lines(path: Path, cap: int | None = None) -> Iterator[Line]:
+    """Every physical line, decoded; over-long or undecodable lines come back as problems, in place."""
+    cap = cap or MAX_RECORD_BYTES
+    no = offset = 0
+    try:
+        with open_bytes(path) as f:
+            while True:
+                raw = f.readline(cap + 1)
+                if not raw:
+                    return
+                no += 1
+                if no == 1 and raw.startswith(BOM):
+                    raw, offset = raw[len(BOM):], len(BOM)
+                if len(raw) > cap and not raw.endswith(b"\n"):
+                    size = len(raw)
+                    while not raw.endswith(b"\n"):  # skip the rest of the line without keeping it
+                        raw = f.readline(1 << 20)
+                        if not raw:
+                            break
+                        size += len(raw)
+                    offset += size
+                    yield Line(no, None, _too_large(size, cap))
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    yield Line(no, None, f"not UTF-8: invalid byte 0x{raw[e.start]:02x} at byte offset {offset + e.start}")
+                else:
+                    yield Line(no, text.rstrip("\r\n"))
+                offset += len(raw)
+    except _GZIP_ERRORS as e:
+        yield Line(no + 1, None, f"compressed data is corrupt ({_gzip_reason(e)}); stopped reading", fatal=True)
+
+
+def iter_chunks(path: Path, size: int = 1 << 16) -> Iterator[str]:
+    """Decoded text in chunks (for formats whose records span lines); raises ReadProblem on bad bytes."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
+    offset = 0
+    try:
+        with open_bytes(path) as f:
+            while True:
+                raw = f.read(size)
+                try:
+                    text = decoder.decode(raw, final=not raw)
+                except UnicodeDecodeError as e:
+                    raise ReadProblem(f"not UTF-8: invalid byte at byte offset {offset + e.start}; stopped reading") from None
+                if text:
+                    yield text
+                if not raw:
+                    return
+                offset += len(raw)
+    except _GZIP_ERRORS as e:
+        raise ReadProblem(f"compressed data is corrupt ({_gzip_reason(e)}); stopped reading") from None

@@ -1,0 +1,106 @@
+"""Field clean-up shared by the loaders: text normalisation, years, authors, identifiers."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from ..records import normalise_text, text_hash
+
+# Only real inline HTML formatting is removed: abstracts legitimately contain "<object>" or "</s>".
+_HTML_TAG = re.compile(
+    r"</?(?:p|br|i|b|em|strong|sub|sup|span|div|a|u|tt|code|small|jats:[a-z-]+)(?:\s[^<>]{0,200})?/?>",
+    re.IGNORECASE,
+)
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d|2100)(?!\d)")
+_DOI = re.compile(r"10\.\d{4,9}/\S+")
+_ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s?#]+?)(?:v\d+)?(?:\.pdf)?$", re.IGNORECASE)
+_OPENREVIEW_URL = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([\w-]+)", re.IGNORECASE)
+
+
+def clean_text(value: Any) -> str:
+    """Whitespace-folded text with HTML formatting tags, entities and control characters resolved.
+    LaTeX and everything else is kept as written."""
+    if value is None:
+        return ""
+    if isinstance(value, list):  # e.g. SciFact's abstract as a list of sentences
+        value = " ".join(str(v) for v in value if isinstance(v, (str, int, float)))
+    text = str(value)
+    if "<" in text:
+        text = _HTML_TAG.sub(" ", text)
+    if "&" in text and _ENTITY.search(text):
+        text = html.unescape(text)
+    return normalise_text(_CONTROL.sub(" ", text))
+
+
+def parse_year(value: Any) -> int | None:
+    """An int year, or the first plausible year in a date string ("2021-05-03", "May 2021")."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return int(value) if 1500 <= value <= 2100 else None
+    m = _YEAR.search(str(value))
+    return int(m.group(1)) if m else None
+
+
+def split_authors(value: Any) -> list[str]:
+    """Authors from a list (of names or {"name": ...}/{"given","family"} objects) or one string:
+    "A and B", "A; B" or "A, B"."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        out = []
+        for a in value:
+            if isinstance(a, dict):
+                name = a.get("name") or " ".join(str(a.get(k, "")) for k in ("given", "family"))
+            elif isinstance(a, list):  # arXiv's authors_parsed: [last, first, suffix]
+                name = " ".join(str(x) for x in (a[1:2] + a[:1] + a[2:3]) if x)
+            else:
+                name = a
+            name = clean_text(name)
+            if name:
+                out.append(name)
+        return out
+    text = clean_text(value)
+    if not text:
+        return []
+    if ";" in text:
+        parts = text.split(";")
+    elif re.search(r"\s+and\s+", text):
+        parts = re.split(r"\s+and\s+", text)
+        if all(p.count(",") == 1 for p in parts):  # "Last, First and Last, First" (BibTeX style)
+            parts = [" ".join(x.strip() for x in reversed(p.split(","))) for p in parts]
+        else:  # "A, B and C"
+            parts = [q for p in parts for q in p.split(",")]
+    else:
+        parts = text.split(",")
+    return [p.strip() for p in parts if p.strip()]
+
+
+def normalise_doi(value: Any) -> str:
+    """'10.1234/abc' (from a bare DOI, 'doi:...' or a doi.org URL), lower-cased; '' if none."""
+    m = _DOI.search(str(value or ""))
+    return m.group(0).rstrip(".,;").lower() if m else ""
+
+
+def arxiv_id_from_url(url: str) -> str:
+    m = _ARXIV_URL.search(url or "")
+    return m.group(1) if m else ""
+
+
+def make_paper_id(abstract: str, *, doi: str = "", own_id: str = "", url: str = "") -> str:
+    """The record's own identifier where it has one (DOI first), else a hash of the abstract text."""
+    if doi := normalise_doi(doi):
+        return f"doi:{doi}"
+    own_id = normalise_text(str(own_id or ""))
+    if own_id:
+        bare = re.sub(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)", "", own_id, flags=re.IGNORECASE)
+        return f"doi:{normalise_doi(bare)}" if bare.startswith("10.") and normalise_doi(bare) else own_id
+    if a := arxiv_id_from_url(url):
+        return f"arXiv:{a}"
+    if m := _OPENREVIEW_URL.search(url or ""):
+        return f"openreview:{m.group(1)}"
+    return text_hash(abstract)

@@ -1,0 +1,142 @@
+"""Typed records that cross module boundaries: what loaders yield, what the
+library stores, what retrieval returns and what tasks answer."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+def normalise_text(text: str) -> str:
+    """Whitespace-folded text, the form ids and content hashes are taken of."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def text_hash(text: str, n: int = 16) -> str:
+    return hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()[:n]
+
+
+class Paper(BaseModel):
+    """One abstract with what is known about it and where it came from."""
+
+    paper_id: str
+    abstract: str
+    title: str = ""
+    title_derived: bool = False
+    authors: list[str] = Field(default_factory=list)
+    year: int | None = None
+    venue: str = ""
+    url: str = ""
+    source: str = ""
+    position: int = 0
+
+    @property
+    def content_hash(self) -> str:
+        # Changes when anything a user sees changes, so an edited record replaces its old version.
+        meta = "|".join([self.title, ";".join(self.authors), str(self.year or ""), self.venue, self.url])
+        return text_hash(self.abstract + "\x1f" + meta)
+
+    def catalogue_entry(self) -> dict:
+        return {
+            "paper_id": self.paper_id,
+            "title": self.title,
+            "title_derived": self.title_derived,
+            "authors": self.authors,
+            "year": self.year,
+            "venue": self.venue,
+            "url": self.url,
+            "source": self.source,
+            "position": self.position,
+        }
+
+
+class Rejection(BaseModel):
+    """A record or file that could not be ingested, and why, in one line."""
+
+    source: str
+    where: str = ""  # "line 12", "record 3", "" for the whole file
+    reason: str
+
+    def __str__(self) -> str:
+        where = f":{self.where}" if self.where else ""
+        return f"{self.source}{where}: {self.reason}"
+
+
+class Chunk(BaseModel):
+    """A piece of an abstract small enough for the embedder's window."""
+
+    chunk_id: str
+    paper_id: str
+    text: str  # what is embedded and indexed (title prefixed)
+    n: int  # 0-based index within the paper
+
+
+class Hit(BaseModel):
+    """One paper found by retrieval: its best chunk and the fused score."""
+
+    paper: Paper
+    score: float
+    text: str  # the best-matching chunk's text (without title prefix)
+    dense: float = 0.0  # cosine similarity of the best chunk (absolute: gates abstention)
+    lexical: float = 0.0  # BM25 score of the best chunk
+
+    def as_json(self) -> dict:
+        p = self.paper
+        return {
+            "paper_id": p.paper_id,
+            "title": p.title,
+            "venue": p.venue,
+            "year": p.year,
+            "source": p.source,
+            "position": p.position,
+            "score": round(self.score, 6),
+            "text": self.text,
+        }
+
+
+class Citation(BaseModel):
+    n: int
+    paper: Paper
+    evidence: str = ""
+    supported: bool = False
+    score: float = 0.0
+
+    def as_json(self) -> dict:
+        p = self.paper
+        return {
+            "n": self.n,
+            "paper_id": p.paper_id,
+            "title": p.title,
+            "title_derived": p.title_derived,
+            "venue": p.venue,
+            "year": p.year,
+            "source": p.source,
+            "position": p.position,
+            "url": p.url,
+            "evidence": self.evidence,
+            "supported": self.supported,
+        }
+
+
+class Answer(BaseModel):
+    question: str
+    answer: str
+    mode: Literal["extractive", "llm"] = "extractive"
+    abstained: bool = False
+    citations: list[Citation] = Field(default_factory=list)
+    nearest: list[Hit] = Field(default_factory=list)  # shown when abstaining
+    flags: list[str] = Field(default_factory=list)  # what the citation check removed or found unsupported
+
+    def as_json(self) -> dict:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "mode": self.mode,
+            "abstained": self.abstained,
+            "citations": [c.as_json() for c in self.citations],
+            "nearest": [h.as_json() for h in self.nearest],
+            "flags": self.flags,
+        }

@@ -1,0 +1,213 @@
+"""Cite: the abstracts that bear on a claim, best first, each with its evidence sentence(s), a score and a
+stance (supports / contradicts / related).
+
+The claim is searched like any query; each candidate's sentences are ranked against the claim and the
+paper scored from its best sentence and its best chunk. Evidence passes the same citation check as
+ask's answers. Stance: an LLM judges it with prompts/cite_stance.txt; without one every paper is
+`related` — similarity cannot tell support from contradiction (a negated claim scores as high as the
+claim itself), so the extractive mode does not pretend to.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from ..citations import check, strip_marks
+from ..extractive import rank_sentences
+from ..library import Library
+from ..prompts import load_prompt
+from ..records import Hit, Paper
+from ..retrieval import Filters, search
+from ..settings import Settings, get_settings
+
+NOT_FOUND_TEXT = "no supporting abstract found"
+STANCES = ("supports", "contradicts", "related")
+
+# Chosen on the SciFact train claims (bench/scifact_cite.py --tune): candidates re-ranked by
+# SENTENCE_WEIGHT * (best sentence cosine) + (1 - SENTENCE_WEIGHT) * (best chunk cosine); a paper is
+# evidence when that score reaches FOUND_THRESHOLD.
+CANDIDATES = 20
+SENTENCE_WEIGHT = 0.5
+FOUND_THRESHOLD = 0.5
+# A second evidence sentence is shown when it is nearly as close to the claim as the first.
+SECOND_SENTENCE_GAP = 0.05
+
+
+class Evidence(BaseModel):
+    n: int
+    paper: Paper
+    sentence: str  # the best evidence sentence, as the citation check found it
+    sentences: list[str] = Field(default_factory=list)  # one or two, best first
+    score: float
+    stance: str = "related"
+    supported: bool = False  # the citation check's verdict for the evidence sentence
+    sentence_score: float = 0.0
+    retrieval_score: float = 0.0
+
+    def as_json(self) -> dict:
+        p = self.paper
+        return {
+            "n": self.n, "paper_id": p.paper_id, "title": p.title, "title_derived": p.title_derived,
+            "venue": p.venue, "year": p.year, "source": p.source, "position": p.position, "url": p.url,
+            "sentence": self.sentence, "sentences": self.sentences, "score": round(self.score, 6),
+            "stance": self.stance, "supported": self.supported,
+        }
+
+
+class CiteResult(BaseModel):
+    claim: str
+    found: bool
+    evidence: list[Evidence] = Field(default_factory=list)
+    nearest: list[Evidence] = Field(default_factory=list)  # when nothing passes the threshold
+    mode: str = "extractive"
+    message: str = ""
+    flags: list[str] = Field(default_factory=list)
+
+    def as_json(self) -> dict:
+        out = {
+            "claim": self.claim,
+            "found": self.found,
+            "evidence": [e.as_json() for e in self.evidence],
+            "mode": self.mode,
+            "flags": self.flags,
+        }
+        if not self.found:
+            out["message"] = self.message
+            out["nearest"] = [e.as_json() for e in self.nearest]
+        return out
+
+    def render_text(self) -> str:
+        lines = [f"Claim: {self.claim}", ""]
+        if not self.found:
+            lines.append(self.message[:1].upper() + self.message[1:] + ".")
+            if self.nearest:
+                lines += ["", "Nearest papers:"]
+                for e in self.nearest:
+                    lines.append(f"  - [{e.score:.2f}] {_ref(e.paper)}")
+                    lines.append(f"      “{e.sentence}”")
+            return "\n".join(lines)
+        for e in self.evidence:
+            lines.append(f"[{e.n}] {e.stance.upper():11} {e.score:.2f}  {_ref(e.paper)}")
+            for s in e.sentences or [e.sentence]:
+                lines.append(f"      “{s}”")
+        if self.mode == "extractive":
+            lines += ["", "(stance is `related` without a language model: similarity cannot tell support from "
+                          "contradiction; set PAPERCHAT_LLM=openai to judge it)"]
+        return "\n".join(lines)
+
+
+def _ref(p: Paper) -> str:
+    where = f" ({p.source}:{p.position})" if p.source else ""
+    return f"{p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''}".rstrip() + where
+
+
+def clean_claim(claim: str) -> str:
+    """The claim as searched: a draft's own citation marks removed, whitespace folded."""
+    return re.sub(r"\s+", " ", strip_marks(claim)).strip()
+
+
+def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | None = None,
+                  candidates: int = CANDIDATES, sentence_weight: float = SENTENCE_WEIGHT) -> list[Evidence]:
+    """Every candidate paper scored for the claim, best first (no threshold, no stance), at most max(k, candidates)."""
+    text = clean_claim(claim)
+    hits = search(library, text, max(k, candidates), filters)
+    if not hits:
+        return []
+    ranked = rank_sentences(text, hits, library.embedder)
+    scored: list[tuple[float, Hit, list[tuple[float, str]]]] = []
+    for h, r in zip(hits, ranked):
+        best = r[0][0] if r else 0.0
+        scored.append((sentence_weight * best + (1 - sentence_weight) * h.dense, h, r))
+    scored.sort(key=lambda x: (-x[0], x[1].paper.paper_id))
+    scored = scored[: max(k, 1)]
+    # The citation check: the claim cites every candidate; it resolves each and finds its evidence sentence.
+    claim_sents = _claim_sentences(text)
+    marks = "".join(f"[{i}]" for i in range(1, len(scored) + 1))
+    checked = check(" ".join(f"{s} {marks}." for s in claim_sents), [h.paper for _, h, _ in scored],
+                    library.embedder, require_citations=True)
+    by_paper = {c.paper.paper_id: c for c in checked.citations}
+    out: list[Evidence] = []
+    for i, (score, h, r) in enumerate(scored, 1):
+        c = by_paper.get(h.paper.paper_id)
+        if c is None or not c.evidence:
+            continue  # nothing in the abstract to show: not evidence
+        sentences = [c.evidence]
+        for sim, s in r[:2]:
+            if s != c.evidence and r and sim >= r[0][0] - SECOND_SENTENCE_GAP and sim >= FOUND_THRESHOLD:
+                sentences.append(s)
+                break
+        out.append(Evidence(n=i, paper=h.paper, sentence=c.evidence, sentences=sentences, score=score,
+                            supported=c.supported, sentence_score=r[0][0] if r else 0.0, retrieval_score=h.score))
+    return out
+
+
+def _claim_sentences(text: str) -> list[str]:
+    from ..sentences import split_sentences
+
+    return [s.rstrip(".!? ") for s in split_sentences(text)] or [text.rstrip(".!? ")]
+
+
+def cite(claim: str, library: Library, settings: Settings | None = None, filters: Filters | None = None,
+         k: int = 5, model=None, threshold: float = FOUND_THRESHOLD) -> CiteResult:
+    """Abstracts that bear on `claim`; `model` overrides the configured chat model (tests pass fakes)."""
+    settings = settings or get_settings()
+    use_llm = model is not None or settings.llm == "openai"
+    if use_llm and model is None:
+        from ..llm import make_chat_model
+
+        model = make_chat_model(settings)
+    mode = "llm" if use_llm else "extractive"
+    if not clean_claim(claim):
+        return CiteResult(claim=claim, found=False, mode=mode, message=NOT_FOUND_TEXT)
+    ranked = rank_evidence(claim, library, k, filters)
+    passing = [e for e in ranked if e.score >= threshold][:k]
+    if not passing:
+        return CiteResult(claim=claim, found=False, nearest=ranked[:k], mode=mode,
+                          message=f"{NOT_FOUND_TEXT} (no abstract reaches the evidence threshold "
+                                  f"{threshold:.2f}); the nearest papers are listed below")
+    for i, e in enumerate(passing, 1):
+        e.n = i
+    flags: list[str] = []
+    if use_llm:
+        stances = judge_stances(clean_claim(claim), passing, model, settings)
+        for e, s in zip(passing, stances):
+            if s is None:
+                flags.append(f"[{e.n}]: the model's stance answer was not one of {', '.join(STANCES)}; shown as related")
+                s = "related"
+            e.stance = s
+    return CiteResult(claim=claim, found=True, evidence=passing, mode=mode, flags=flags)
+
+
+_STANCE_WORDS = [
+    ("contradicts", re.compile(r"\b(contradict\w*|refut\w*|disagree\w*)\b", re.I)),
+    ("supports", re.compile(r"\b(support\w*|agree\w*|confirm\w*)\b", re.I)),
+    ("related", re.compile(r"\b(related|neither|neutral|unrelated|not enough|insufficient)\b", re.I)),
+]
+
+
+def parse_stance(answer: str) -> str | None:
+    """The first stance word in the model's answer (it was asked for one word); None if there is none."""
+    text = answer.strip()
+    if re.search(r"(?:\bnot|n't|\bneither)\b\W*(?:\w+\W+)?(?:support|contradict)", text, re.I):
+        return "related"
+    first: tuple[int, str] | None = None
+    for stance, rx in _STANCE_WORDS:
+        m = rx.search(text)
+        if m and (first is None or m.start() < first[0]):
+            first = (m.start(), stance)
+    return first[1] if first else None
+
+
+def judge_stances(claim: str, evidence: list[Evidence], model, settings: Settings) -> list[str | None]:
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+
+    prompt = ChatPromptTemplate.from_messages([("user", load_prompt("cite_stance", settings.prompts_dir))])
+    chain = prompt | model | StrOutputParser()
+    clean = lambda s: s.replace("</source", "</ source").replace("<source", "< source")  # noqa: E731
+    inputs = [{"claim": claim, "title": clean(e.paper.title), "abstract": clean(e.paper.abstract),
+               "sentence": e.sentence} for e in evidence]
+    answers = chain.batch(inputs, config={"max_concurrency": 4})
+    return [parse_stance(a) for a in answers]

@@ -1,0 +1,21 @@
+() => {
+  // [n] marks in answers are anchor links to source cards: scroll the card into view inside the
+  // sources panel (opening a folded earlier turn if need be) and flash it, without leaving the page.
+  if (window.__paperchatLinks) return;
+  window.__paperchatLinks = true;
+  document.addEventListener("click", (ev) => {
+    const a = ev.target && ev.target.closest ? ev.target.closest('a[href^="#pc-"]') : null;
+    if (!a) return;
+    const el = document.getElementById(a.getAttribute("href").slice(1));
+    if (!el) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    const folded = el.closest("details");
+    if (folded) folded.open = true;
+    el.scrollIntoView({ behavior: "smooth", block: "start" });
+    el.classList.remove("pc-flash");
+    void el.offsetWidth;
+    el.classList.add("pc-flash");
+    setTimeout(() => el.classList.remove("pc-flash"), 1800);
+  }, true);
+}

@@ -1,0 +1,418 @@
+"""Pure presentation: answers, summaries and evidence lists turned into chat Markdown, source-card HTML,
+an exportable Markdown document and BibTeX. No Gradio here, so it is cheap to test.
+
+Everything that comes from the library (abstracts, titles, file names, the answer text composed from
+abstracts) is escaped: abstracts may hold hostile HTML or Markdown.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.citations import parse_numbers
+
+# The same citation-mark grammar as rag.citations: [1], [1, 2], [1-3], [1; 4].
+_MARK = re.compile(r"\[\s*(\d+(?:\s*(?:[-–,;]|and)\s*\d+)*)\s*\]")
+_MD_INLINE = re.compile(r"([\\`*_\[\]{}~$|<>])")
+_MD_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])", re.MULTILINE)
+
+STANCE_LABEL = {"supports": "supports", "contradicts": "contradicts", "related": "related"}
+
+
+# -- escaping ------------------------------------------------------------------------------------
+
+def h(text: Any) -> str:
+    """HTML-escape text for an element or attribute; also neutralise template syntax (${...}, {{...}})."""
+    s = html.escape("" if text is None else str(text), quote=True)
+    return s.replace("$", "&#36;").replace("{", "&#123;").replace("}", "&#125;")
+
+
+def md(text: Any) -> str:
+    """Escape text so that a Markdown renderer shows it literally (no links, images, emphasis, HTML, LaTeX)."""
+    s = html.escape("" if text is None else str(text), quote=False)
+    s = _MD_INLINE.sub(r"\\\1", s)
+    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
+
+
+def card_id(turn: int, n: int) -> str:
+    return f"pc-{turn}-{n}"
+
+
+def link_marks(text: str, turn: int, known: set[int] | None = None) -> str:
+    """Escaped Markdown of `text` in which every [n] that has a source card becomes an anchor link to it."""
+    out: list[str] = []
+    pos = 0
+    for m in _MARK.finditer(text):
+        out.append(md(text[pos : m.start()]))
+        nums = parse_numbers(m.group(1))
+        if known is not None and not any(n in known for n in nums):
+            out.append(md(m.group(0)))
+        else:
+            out.append("".join(
+                f'<a class="pc-cite" href="#{card_id(turn, n)}" title="source {n}">[{n}]</a>'
+                if known is None or n in known else md(f"[{n}]") for n in nums))
+        pos = m.end()
+    out.append(md(text[pos:]))
+    return "".join(out)
+
+
+def safe_filename(name: str, default: str = "upload") -> str:
+    """A basename safe for any filesystem: ASCII letters, digits, '.', '_' and '-' only; no leading dot;
+    at most 100 characters with the (possibly compound, e.g. .jsonl.gz) extension kept."""
+    base = re.split(r"[\\/]", name or "")[-1]
+    base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode("ascii")
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-")
+    base = re.sub(r"\.{2,}", ".", base)
+    if not base or not re.search(r"[A-Za-z0-9]", base.split(".")[0] if "." in base else base):
+        ext = "".join(re.findall(r"\.[A-Za-z0-9]{1,8}", base))[-16:]
+        base = default + ext
+    if len(base) > 100:
+        m = re.search(r"((?:\.[A-Za-z0-9]{1,8}){1,2})$", base)
+        ext = m.group(1) if m else ""
+        base = base[: 100 - len(ext)] + ext
+    return base
+
+
+# -- highlighting --------------------------------------------------------------------------------
+
+def _find_span(abstract: str, sentence: str) -> tuple[int, int] | None:
+    """Where `sentence` sits in `abstract`, tolerant of whitespace and case differences."""
+    sentence = (sentence or "").strip()
+    if not sentence or not abstract:
+        return None
+    i = abstract.find(sentence)
+    if i >= 0:
+        return i, i + len(sentence)
+    words = re.findall(r"\S+", sentence)
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    m = re.search(pattern, abstract, re.IGNORECASE)
+    if m:
+        return m.start(), m.end()
+    # Tolerate a trailing mark or punctuation the evidence lost or gained.
+    core = re.sub(r"[\s.;:,!?]+$", "", sentence)
+    if core and core != sentence:
+        return _find_span(abstract, core)
+    return None
+
+
+def highlight(abstract: str, sentences: str | list[str] | None) -> str:
+    """The abstract as escaped HTML with each evidence sentence in <mark>; a sentence that cannot be found in
+    the abstract is shown on its own (marked) above it."""
+    if isinstance(sentences, str) or sentences is None:
+        sentences = [sentences] if sentences else []
+    spans: list[tuple[int, int]] = []
+    alone: list[str] = []
+    for sent in sentences:
+        span = _find_span(abstract, sent)
+        if span is None:
+            alone.append(sent)
+        elif not any(a < span[1] and span[0] < b for a, b in spans):
+            spans.append(span)
+    out, pos = [], 0
+    for a, b in sorted(spans):
+        out.append(f"{h(abstract[pos:a])}<mark>{h(abstract[a:b])}</mark>")
+        pos = b
+    out.append(h(abstract[pos:]))
+    lead = "".join(f'<p class="pc-evidence-alone"><mark>{h(x)}</mark></p>' for x in alone)
+    return f'{lead}<p class="pc-abstract">{"".join(out)}</p>'
+
+
+# -- cards ---------------------------------------------------------------------------------------
+
+def _meta_line(paper) -> str:
+    bits = []
+    if getattr(paper, "venue", ""):
+        bits.append(f'<span class="pc-venue">{h(paper.venue)}</span>')
+    if getattr(paper, "year", None):
+        bits.append(f"<span>{h(paper.year)}</span>")
+    authors = getattr(paper, "authors", None) or []
+    if authors:
+        a = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+        bits.append(f'<span class="pc-authors">{h(a)}</span>')
+    src = getattr(paper, "source", "")
+    if src:
+        pos = getattr(paper, "position", 0)
+        bits.append(f'<span class="pc-src" title="the file it came from and its record number there">{h(src)}'
+                    f'{", record " + h(pos) if pos else ""}</span>')
+    url = getattr(paper, "url", "") or ""
+    if re.match(r"^https?://", url):
+        bits.append(f'<a href="{h(url)}" target="_blank" rel="noopener noreferrer">link</a>')
+    if getattr(paper, "title_derived", False):
+        bits.append('<span class="pc-derived" title="the source has no title; this one is derived from the abstract">'
+                    "title derived from abstract</span>")
+    return '<div class="pc-meta">' + " · ".join(bits) + "</div>"
+
+
+def card(turn: int, n: int | None, paper, evidence: str | list[str] = "", badge: str = "", badge_class: str = "",
+         extra: str = "") -> str:
+    title = getattr(paper, "title", "") or "(untitled)"
+    num = f'<span class="pc-n">{n}</span>' if n is not None else ""
+    badge_html = f'<span class="pc-badge {badge_class}">{h(badge)}</span>' if badge else ""
+    ident = f' id="{card_id(turn, n)}"' if n is not None else ""
+    return (f'<article class="pc-card"{ident}>'
+            f'<div class="pc-head">{num}<span class="pc-title">{h(title)}</span>{badge_html}</div>'
+            f"{_meta_line(paper)}{extra}"
+            f"{highlight(getattr(paper, 'abstract', '') or '', evidence)}</article>")
+
+
+def panel(title: str, body: str, note: str = "") -> str:
+    note_html = f'<p class="pc-note">{note}</p>' if note else ""
+    return f'<section class="pc-turn"><h3 class="pc-turn-title">{title}</h3>{note_html}{body}</section>'
+
+
+def empty_panel(message: str) -> str:
+    return f'<div class="pc-empty">{h(message)}</div>'
+
+
+def stack_panels(current: str, earlier: list[tuple[str, str]]) -> str:
+    """The newest turn's sources in full, earlier turns folded away below (links into them still work)."""
+    parts = [current]
+    for label, html_ in earlier:
+        parts.append(f'<details class="pc-earlier"><summary>{label}</summary>{html_}</details>')
+    return '<div class="pc-panel">' + "".join(parts) + "</div>"
+
+
+# -- rendered results ----------------------------------------------------------------------------
+
+@dataclass
+class Rendered:
+    chat: str  # Markdown (escaped, with anchor links) for the chat bubble
+    panel: str  # HTML for the sources panel
+    export_md: str  # a standalone Markdown document
+    citations: list = field(default_factory=list)  # Citation records for BibTeX
+    data: dict = field(default_factory=dict)  # the result's JSON
+
+
+def _ref_line(n: int | None, paper) -> str:
+    title = getattr(paper, "title", "") or "(untitled)"
+    star = " (title derived from the abstract)" if getattr(paper, "title_derived", False) else ""
+    where = ", ".join(str(x) for x in (paper.venue, paper.year) if x)
+    src = f"{paper.source}:{paper.position}" if paper.source else ""
+    url = f" <{paper.url}>" if getattr(paper, "url", "") else ""
+    lead = f"[{n}] " if n is not None else "- "
+    return f"{lead}{title}{star}" + (f". {where}" if where else "") + (f". {src}" if src else "") + url
+
+
+def _filters_note(filters) -> str:
+    if not filters:
+        return ""
+    bits = []
+    if filters.venue:
+        bits.append(filters.venue)
+    if filters.year_from is not None or filters.year_to is not None:
+        a = filters.year_from if filters.year_from is not None else "…"
+        b = filters.year_to if filters.year_to is not None else "…"
+        bits.append(f"{a}–{b}" if a != b else f"{a}")
+    return "filtered to " + ", ".join(bits)
+
+
+def _flags_md(flags: list[str]) -> str:
+    return "".join(f"\n\n<small>Note: {md(f)}</small>" for f in flags or [])
+
+
+def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict) -> Rendered:
+    """No answer: say so, and show the nearest papers (hits or evidence items), none of them cited."""
+    cards = "".join(card(0, None, x.paper, getattr(x, "sentence", "") or "", "nearest — not cited", "pc-nearest")
+                    for x in nearest)
+    body = cards or empty_panel("The library has no papers to show.")
+    pnl = panel("Nearest papers", body, "Nothing in the library answers this; these papers came closest.")
+    exp = f"{heading}\n\n{text}\n\n## Nearest papers\n\n" + "\n".join(_ref_line(None, x.paper) for x in nearest) + "\n"
+    note_md = f"\n\n<small>{md(note)}</small>" if note else ""
+    return Rendered(md(text) + note_md + _flags_md(flags), pnl, exp, [], data)
+
+
+def render_answer(ans, turn: int, filters=None) -> Rendered:
+    note = _filters_note(filters)
+    note_md = f"\n\n<small>{md(note)}</small>" if note else ""
+    if ans.abstained:
+        return _abstained(ans.answer, ans.nearest, f"# {ans.question}", note, ans.flags, ans.as_json())
+    known = {c.n for c in ans.citations}
+    chat = link_marks(ans.answer, turn, known) + note_md + _flags_md(ans.flags)
+    cards = []
+    for c in ans.citations:
+        ok = bool(c.supported)
+        cards.append(card(turn, c.n, c.paper, c.evidence, "✓ supported" if ok else "✗ not supported",
+                          "pc-ok" if ok else "pc-bad"))
+    pnl = panel(f"Sources · {len(cards)} cited", "".join(cards) or empty_panel("No sources were cited."))
+    exp = [f"# {ans.question}", "", ans.answer, ""]
+    if ans.citations:
+        exp += ["## References", ""]
+        for c in ans.citations:
+            exp.append(_ref_line(c.n, c.paper))
+            if c.evidence:
+                exp.append(f"    > {c.evidence}" + ("" if c.supported else "  (not supported by the abstract)"))
+        exp.append("")
+    if ans.flags:
+        exp += ["## Notes", ""] + [f"- {f}" for f in ans.flags] + [""]
+    return Rendered(chat, pnl, "\n".join(exp), list(ans.citations), ans.as_json())
+
+
+def _json(obj) -> dict:
+    fn = getattr(obj, "as_json", None)
+    if callable(fn):
+        return fn()
+    dump = getattr(obj, "model_dump", None)
+    return dump(mode="json") if callable(dump) else {}
+
+
+def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
+    """summarise() result: overview + themes in the chat, one card per cited paper in the panel."""
+    note = _filters_note(filters)
+    if getattr(res, "abstained", False):
+        return _abstained(res.summary, res.nearest, f"# {topic}", note, getattr(res, "flags", []), _json(res))
+    citations = list(getattr(res, "citations", []) or [])
+    themes = list(getattr(res, "themes", []) or [])
+    by_n = {c.n: c for c in citations}
+    for t in themes:  # themes may carry citations the top-level list lacks
+        for c in getattr(t, "citations", []) or []:
+            if getattr(c, "n", None) is not None and c.n not in by_n:
+                by_n[c.n] = c
+    citations = [by_n[n] for n in sorted(by_n)]
+    known = set(by_n)
+    overview = getattr(res, "summary", "") or ""
+    parts = []
+    if overview:
+        parts.append(link_marks(overview, turn, known))
+    for t in themes:
+        parts.append(f"**{md(getattr(t, 'title', '') or 'Theme')}**  \n" + link_marks(getattr(t, "text", "") or "", turn, known))
+    if not parts:
+        parts.append("The library has nothing on this area.")
+    if note:
+        parts.append(f"<small>{md(note)}</small>")
+    chat = "\n\n".join(parts) + _flags_md(getattr(res, "flags", []) or [])
+    toc = ""
+    if themes:
+        items = []
+        for t in themes:
+            ns = sorted({c.n for c in (getattr(t, "citations", []) or []) if getattr(c, "n", None) is not None})
+            refs = " ".join(f'<a class="pc-cite" href="#{card_id(turn, n)}">[{n}]</a>' for n in ns)
+            items.append(f"<li><span>{h(getattr(t, 'title', ''))}</span> {refs}</li>")
+        toc = f'<div class="pc-themes"><div class="pc-label">Themes</div><ol>{"".join(items)}</ol></div>'
+    cards = "".join(card(turn, c.n, c.paper, c.evidence,
+                         ("✓ supported" if c.supported else "✗ not supported"), "pc-ok" if c.supported else "pc-bad")
+                    for c in citations)
+    pnl = panel(f"Summary · {len(themes)} themes · {len(citations)} papers",
+                toc + (cards or empty_panel("No papers were cited.")))
+    exp = [f"# {topic}", ""]
+    if overview:
+        exp += [overview, ""]
+    for t in themes:
+        exp += [f"## {getattr(t, 'title', '') or 'Theme'}", "", getattr(t, "text", "") or "", ""]
+    if citations:
+        exp += ["## References", ""] + [_ref_line(c.n, c.paper) for c in citations] + [""]
+    return Rendered(chat, pnl, "\n".join(exp), citations, _json(res))
+
+
+_STANCE_CLASS = {"supports": "pc-ok", "contradicts": "pc-bad", "related": "pc-related"}
+
+
+def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
+    """cite() result: a ranked list in the chat, one card per abstract with its stance badge."""
+    from rag.records import Citation
+
+    note = _filters_note(filters)
+    items = list(getattr(res, "evidence", []) or [])
+    flags = list(getattr(res, "flags", []) or [])
+    if not items:
+        msg = getattr(res, "message", "") or "no supporting abstract found"
+        msg = msg[:1].upper() + msg[1:] + ("" if msg.endswith(".") else ".")
+        return _abstained(msg, list(getattr(res, "nearest", []) or []), f"# Evidence for: {claim}", note, flags,
+                          _json(res))
+    number = lambda i, it: getattr(it, "n", None) or i  # noqa: E731
+    counts: dict[str, int] = {}
+    for it in items:
+        st = getattr(it, "stance", "related")
+        counts[st] = counts.get(st, 0) + 1
+    words = {"supports": "supporting", "contradicts": "contradicting", "related": "related"}
+    tally = ", ".join(f"{counts[s]} {words[s]}" for s in words if counts.get(s))
+    lines = [f"{len(items)} {'abstracts bear' if len(items) != 1 else 'abstract bears'} on this claim "
+             f"({md(tally)}), best first:", ""]
+    for i, it in enumerate(items, 1):
+        n = number(i, it)
+        stance = getattr(it, "stance", "related")
+        lines.append(f'{i}. <a class="pc-cite" href="#{card_id(turn, n)}">[{n}]</a> **{md(stance)}** — '
+                     f"{md(it.paper.title)}: “{md(getattr(it, 'sentence', ''))}”")
+    chat = "\n".join(lines)
+    if getattr(res, "mode", "") == "extractive":
+        chat += ("\n\n<small>Without a language model every abstract is marked *related*: similarity cannot tell "
+                 "support from contradiction. Set PAPERCHAT\\_LLM=openai to judge the stance.</small>")
+    if note:
+        chat += f"\n\n<small>{md(note)}</small>"
+    chat += _flags_md(flags)
+    cards = []
+    for i, it in enumerate(items, 1):
+        stance = getattr(it, "stance", "related")
+        score = getattr(it, "score", None)
+        extra = f'<div class="pc-score">evidence score {float(score):.2f}</div>' if isinstance(score, (int, float)) else ""
+        sentences = list(getattr(it, "sentences", None) or []) or [getattr(it, "sentence", "")]
+        cards.append(card(turn, number(i, it), it.paper, sentences, STANCE_LABEL.get(stance, stance),
+                          _STANCE_CLASS.get(stance, "pc-related"), extra))
+    pnl = panel(f"Evidence · {len(items)} abstracts", "".join(cards))
+    exp = [f"# Evidence for: {claim}", ""]
+    for i, it in enumerate(items, 1):
+        exp.append(f"{_ref_line(number(i, it), it.paper)} — {getattr(it, 'stance', 'related')}")
+        exp.append(f"    > {getattr(it, 'sentence', '')}")
+    exp.append("")
+    cits = [Citation(n=number(i, it), paper=it.paper, evidence=getattr(it, "sentence", ""),
+                     supported=bool(getattr(it, "supported", False))) for i, it in enumerate(items, 1)]
+    return Rendered(chat, pnl, "\n".join(exp), cits, _json(res))
+
+
+# -- BibTeX fallback -----------------------------------------------------------------------------
+
+def _bib_value(s: Any) -> str:
+    s = str(s or "")
+    s = s.replace("\\", "\\textbackslash{}")
+    depth = 0
+    out = []
+    for ch in s:  # keep braces balanced or BibTeX chokes
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                continue
+            depth -= 1
+        out.append(ch)
+    return "".join(out) + "}" * depth
+
+
+def bibtex(citations) -> str:
+    """A small BibTeX writer used until rag.tasks.summarise.to_bibtex exists."""
+    entries = []
+    keys: set[str] = set()
+    seen: set[str] = set()
+    for c in citations:
+        p = c.paper
+        if p.paper_id in seen:
+            continue
+        seen.add(p.paper_id)
+        first = (p.authors[0].split()[-1] if p.authors else "") or "anon"
+        word = next((w for w in re.findall(r"[A-Za-z]+", p.title or "") if len(w) > 3), "paper")
+        key = re.sub(r"[^A-Za-z0-9]", "", f"{first}{p.year or ''}{word}").lower() or "paper"
+        base, i = key, 2
+        while key in keys:
+            key, i = f"{base}{chr(ord('a') + i - 2)}", i + 1
+        keys.add(key)
+        fields = [("title", "{" + _bib_value(p.title) + "}")]
+        if p.authors:
+            fields.append(("author", _bib_value(" and ".join(p.authors))))
+        if p.year:
+            fields.append(("year", str(p.year)))
+        if p.venue:
+            fields.append(("howpublished", _bib_value(p.venue)))
+        if p.url:
+            fields.append(("url", _bib_value(p.url)))
+        note = f"{p.source}, record {p.position}" if p.source else ""
+        if p.title_derived:
+            note = (note + "; " if note else "") + "title derived from the abstract"
+        if note:
+            fields.append(("note", _bib_value(note)))
+        body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
+        entries.append(f"@misc{{{key},\n{body}\n}}")
+    return "\n\n".join(entries) + ("\n" if entries else "")
