@@ -27,8 +27,9 @@ def user_message(exc: BaseException) -> str | None:
         return redact(str(exc))
     try:
         from .loaders import LoadError
+        from .loaders.mapping import FieldsError
 
-        if isinstance(exc, LoadError):
+        if isinstance(exc, (LoadError, FieldsError)):
             return redact(str(exc))
     except ImportError:
         pass

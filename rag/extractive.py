@@ -5,20 +5,44 @@ It adds no words of its own beyond the citation marks, so it cannot claim what t
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .records import Hit
 from .sentences import split_sentences
 
 
+_STOP = frozenset("""a an the of in on for to and or with by from as at is are was were be been this that these those
+it its we our they their what which who whom how why when where do does did can could should would may might
+there here than then so such not no into over under about between via using use used show shows new""".split())
+
+
+def content_stems(text: str) -> set[str]:
+    import Stemmer
+
+    global _stemmer
+    try:
+        stem = _stemmer
+    except NameError:
+        stem = _stemmer = Stemmer.Stemmer("english")
+    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 1]
+    return set(stem.stemWords(words))
+
+
 def rank_sentences(query: str, hits: list[Hit], embedder) -> list[list[tuple[float, str]]]:
-    """Each hit's sentences with their cosine to the query, best first."""
+    """Each hit's sentences scored against the query, best first: cosine plus a share for the
+    query's content words the sentence repeats (MiniLM alone under-rates rare names like 'SignSGD')."""
     sents = [split_sentences(h.paper.abstract) or [h.paper.abstract] for h in hits]
     flat = [s for ss in sents for s in ss]
     if not flat:
         return [[] for _ in hits]
     vecs = embedder.embed_array([query] + flat)
     sims = vecs[1:] @ vecs[0]
+    q = content_stems(query)
+    if q:
+        overlap = np.array([len(q & content_stems(s)) / len(q) for s in flat], dtype=np.float32)
+        sims = sims + 0.3 * overlap
     out, i = [], 0
     for ss in sents:
         scored = sorted(zip(sims[i : i + len(ss)].tolist(), ss), key=lambda x: -x[0])
@@ -27,22 +51,37 @@ def rank_sentences(query: str, hits: list[Hit], embedder) -> list[list[tuple[flo
     return out
 
 
-def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, min_sentences: int = 2) -> str:
-    """An answer citing hits by their 1-based position in `hits`: [1] is hits[0]."""
+def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, min_sentences: int = 2,
+            per_paper: int = 2) -> str:
+    """An answer citing hits by their 1-based position in `hits`: [1] is hits[0].
+
+    Sentences are picked greedily by similarity to the question, at most `per_paper` from one paper
+    and with a small penalty for a paper already used (so distinct papers win ties), while they stay
+    close to the best sentence; they are then read in retrieval order, each paper's in text order.
+    """
     ranked = rank_sentences(query, hits, embedder)
-    if not any(ranked):
+    cands = [(score, i, s) for i, r in enumerate(ranked) for score, s in r]
+    if not cands:
         return ""
-    top = max(r[0][0] for r in ranked if r)
-    # One sentence per paper, papers in retrieval order, kept while close to the best sentence found.
+    top = max(c[0] for c in cands)
+    used: dict[int, int] = {}
     chosen: list[tuple[int, str]] = []
-    for i, r in enumerate(ranked):
-        if r and (r[0][0] >= 0.75 * top or len(chosen) < min_sentences and r[0][0] >= 0.5 * top):
-            chosen.append((i, r[0][1]))
-        if len(chosen) >= max_sentences:
+    pool = sorted(cands, key=lambda c: -c[0])
+    while pool and len(chosen) < max_sentences:
+        # Re-score with the penalty for papers already quoted, then take the best.
+        score, i, s = max(pool, key=lambda c: c[0] * (0.85 ** used.get(c[1], 0)))
+        adjusted = score * (0.85 ** used.get(i, 0))
+        if adjusted < 0.7 * top and len(chosen) >= min_sentences:
             break
-    # Too few papers close enough: take the lead paper's next best sentence as well.
-    if len(chosen) < min_sentences and ranked[0] and len(ranked[0]) > 1:
-        chosen.insert(1, (0, ranked[0][1][1]))
+        if adjusted < 0.4 * top:
+            break
+        pool.remove((score, i, s))
+        if used.get(i, 0) >= per_paper:
+            continue
+        used[i] = used.get(i, 0) + 1
+        chosen.append((i, s))
+    position = {(i, s): k for i, h in enumerate(hits) for k, s in enumerate(split_sentences(h.paper.abstract))}
+    chosen.sort(key=lambda x: (x[0], position.get(x, 0)))
     return " ".join(f"{_no_end(s)} [{i + 1}]." for i, s in chosen)
 
 

@@ -1,6 +1,6 @@
 () => {
-  // [n] marks in answers are anchor links to source cards: scroll the card into view inside the
-  // sources panel (opening a folded earlier turn if need be) and flash it, without leaving the page.
+  // [n] marks in answers are anchor links to source cards: bring the card into view inside the sources
+  // panel (opening a folded earlier turn if need be) and flash it, without jumping the whole page.
   if (window.__paperchatLinks) return;
   window.__paperchatLinks = true;
   document.addEventListener("click", (ev) => {
@@ -12,7 +12,15 @@
     ev.stopPropagation();
     const folded = el.closest("details");
     if (folded) folded.open = true;
-    el.scrollIntoView({ behavior: "smooth", block: "start" });
+    const panel = el.closest(".pc-panel");
+    const box = panel ? panel.getBoundingClientRect() : null;
+    const panelOnScreen = box && box.top >= 0 && box.top < window.innerHeight / 2;
+    if (panelOnScreen && panel.scrollHeight > panel.clientHeight) {
+      const top = el.getBoundingClientRect().top - box.top + panel.scrollTop - 4;
+      panel.scrollTo({ top, behavior: "smooth" });
+    } else {
+      el.scrollIntoView({ behavior: "smooth", block: "start" });
+    }
     el.classList.remove("pc-flash");
     void el.offsetWidth;
     el.classList.add("pc-flash");

@@ -49,9 +49,9 @@ MODES = [ASK, SUMMARISE, CITE]
 _MODE_ALIASES = {"ask": ASK, "summarise": SUMMARISE, "summarize": SUMMARISE, "cite": CITE,
                  "claim": CITE, "support": CITE}
 PLACEHOLDER = {
-    ASK: "Ask a question about the papers — e.g. How can hyper-connections be trained stably at scale?",
-    SUMMARISE: "Name a research area — e.g. optimisation under heavy-tailed gradient noise",
-    CITE: "Paste a claim from your draft — e.g. Constraining residual mixing to a manifold restores the identity mapping.",
+    ASK: "Ask a question about the papers…",
+    SUMMARISE: "Name a research area, e.g. optimisation under heavy-tailed gradient noise",
+    CITE: "Paste a claim from your draft; the abstracts that bear on it are listed…",
 }
 BUTTON = {ASK: "Ask", SUMMARISE: "Summarise", CITE: "Find support"}
 UPLOAD_TYPES = [".txt", ".jsonl", ".gz", ".csv", ".bib"]
@@ -381,8 +381,7 @@ class PaperchatUI:
         state = {"turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
         md_path, bib_path = self.write_exports(rendered, turn, request)
-        yield (skip, chat, render.stack_panels(rendered.panel, earlier), state,
-               gr.DownloadButton(value=md_path, interactive=True), gr.DownloadButton(value=bib_path, interactive=True))
+        yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
 
     def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "") -> dict:
         """One question, no chat history: the task's JSON (as `paperchat ask|summarise|cite --json` prints it),
@@ -433,7 +432,7 @@ class PaperchatUI:
                                 box = gr.Textbox(placeholder=PLACEHOLDER[ASK], show_label=False, lines=1, max_lines=6,
                                                  scale=8, container=False, autofocus=True, elem_id="pc-input",
                                                  submit_btn=False)
-                                send = gr.Button(BUTTON[ASK], variant="primary", scale=1, min_width=110,
+                                send = gr.Button(BUTTON[ASK], variant="primary", scale=1, min_width=140,
                                                  elem_id="pc-send")
                             with gr.Row(elem_id="pc-filters"):
                                 venues, years = self.filter_choices()
@@ -477,14 +476,19 @@ class PaperchatUI:
                                 headers=["Title", "Venue", "Year", "File", "#", "Score"],
                                 datatype=["str", "str", "str", "str", "number", "str"],
                                 interactive=False, wrap=True, elem_id="pc-papers", max_height=640,
-                                column_widths=["52%", "9%", "8%", "19%", "5%", "7%"],
+                                column_widths=["50%", "8%", "7%", "24%", "5%", "6%"],
                             )
 
             # -- events -------------------------------------------------------------
             chat_io = dict(inputs=[box, chatbot, mode, venue, year_from, year_to, state],
                            outputs=[box, chatbot, sources, state, dl_md, dl_bib])
-            send.click(self.respond, api_name="respond", show_progress="hidden", **chat_io)
-            box.submit(self.respond, api_visibility="private", show_progress="hidden", **chat_io)
+            def enable_exports(md_file, bib_file):
+                return gr.DownloadButton(interactive=bool(md_file)), gr.DownloadButton(interactive=bool(bib_file))
+
+            exports = dict(fn=enable_exports, inputs=[dl_md, dl_bib], outputs=[dl_md, dl_bib], api_visibility="private",
+                           show_progress="hidden", queue=False)
+            send.click(self.respond, api_name="respond", show_progress="hidden", **chat_io).then(**exports)
+            box.submit(self.respond, api_visibility="private", show_progress="hidden", **chat_io).then(**exports)
 
             def on_mode(m):
                 m = mode_of(m)
@@ -498,7 +502,7 @@ class PaperchatUI:
 
             chatbot.example_select(on_example, None, [box, mode], api_visibility="private", show_progress="hidden",
                                    queue=False).then(self.respond, show_progress="hidden", api_visibility="private",
-                                                     **chat_io)
+                                                     **chat_io).then(**exports)
 
             def on_clear(request: gr.Request):
                 self.drop_session(request)

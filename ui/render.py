@@ -61,20 +61,18 @@ def link_marks(text: str, turn: int, known: set[int] | None = None) -> str:
 
 
 def safe_filename(name: str, default: str = "upload") -> str:
-    """A basename safe for any filesystem: ASCII letters, digits, '.', '_' and '-' only; no leading dot;
-    at most 100 characters with the (possibly compound, e.g. .jsonl.gz) extension kept."""
+    """A basename safe for any filesystem: ASCII letters, digits, '.', '_' and '-' only; no leading dot or
+    dash; at most 100 characters, the (possibly compound, e.g. .jsonl.gz) extension kept."""
     base = re.split(r"[\\/]", name or "")[-1]
     base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode("ascii")
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-")
-    base = re.sub(r"\.{2,}", ".", base)
-    if not base or not re.search(r"[A-Za-z0-9]", base.split(".")[0] if "." in base else base):
-        ext = "".join(re.findall(r"\.[A-Za-z0-9]{1,8}", base))[-16:]
-        base = default + ext
-    if len(base) > 100:
-        m = re.search(r"((?:\.[A-Za-z0-9]{1,8}){1,2})$", base)
-        ext = m.group(1) if m else ""
-        base = base[: 100 - len(ext)] + ext
-    return base
+    m = re.search(r"((?:\.[A-Za-z0-9]{1,8}){1,2})$", base)
+    ext = m.group(1) if m else ""
+    stem = base[: len(base) - len(ext)] if ext else base
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)
+    stem = re.sub(r"\.{2,}", ".", stem).strip("._-")
+    if not re.search(r"[A-Za-z0-9]", stem):
+        stem = default
+    return stem[: 100 - len(ext)] + ext
 
 
 # -- highlighting --------------------------------------------------------------------------------
@@ -353,7 +351,7 @@ def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
         sentences = list(getattr(it, "sentences", None) or []) or [getattr(it, "sentence", "")]
         cards.append(card(turn, number(i, it), it.paper, sentences, STANCE_LABEL.get(stance, stance),
                           _STANCE_CLASS.get(stance, "pc-related"), extra))
-    pnl = panel(f"Evidence · {len(items)} abstracts", "".join(cards))
+    pnl = panel(f"Evidence · {len(items)} abstract{'s' if len(items) != 1 else ''}", "".join(cards))
     exp = [f"# Evidence for: {claim}", ""]
     for i, it in enumerate(items, 1):
         exp.append(f"{_ref_line(number(i, it), it.paper)} — {getattr(it, 'stance', 'related')}")

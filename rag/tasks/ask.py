@@ -71,6 +71,9 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     query = retrieval_query(question, history, settings, model if use_llm else None)
     hits = search(library, query, settings.ask.sources, filters)
     mode = "llm" if use_llm else "extractive"
+    if not hits and len(library) == 0:
+        return Answer(question=question, mode=mode, abstained=True,
+                      answer="The library is empty: add abstract lists first (paperchat ingest seeds/).")
     if not covers(hits, settings):
         return Answer(question=question, answer=f"{ABSTAIN_TEXT} The nearest papers are listed below.",
                       mode=mode, abstained=True, nearest=hits)
@@ -80,7 +83,8 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
             return Answer(question=question, answer=f"{ABSTAIN_TEXT} The nearest papers are listed below.",
                           mode=mode, abstained=True, nearest=hits)
     else:
-        draft = compose(query, hits, library.embedder, settings.ask.max_sentences)
+        # Retrieval used the carried-over topic; the sentences are picked for what the follow-up asks.
+        draft = compose(question, hits, library.embedder, settings.ask.max_sentences)
         if on_token:
             for s in re.split(r"(?<=\]\.) ", draft):
                 on_token(s + " ")

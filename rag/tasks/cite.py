@@ -115,7 +115,10 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
     hits = search(library, text, max(k, candidates), filters)
     if not hits:
         return []
-    ranked = rank_sentences(text, hits, library.embedder)
+    from .summarise import CachedEmbedder
+
+    emb = CachedEmbedder(library)
+    ranked = rank_sentences(text, hits, emb)
     scored: list[tuple[float, Hit, list[tuple[float, str]]]] = []
     for h, r in zip(hits, ranked):
         best = r[0][0] if r else 0.0
@@ -126,7 +129,7 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
     claim_sents = _claim_sentences(text)
     marks = "".join(f"[{i}]" for i in range(1, len(scored) + 1))
     checked = check(" ".join(f"{s} {marks}." for s in claim_sents), [h.paper for _, h, _ in scored],
-                    library.embedder, require_citations=True)
+                    emb, require_citations=True)
     by_paper = {c.paper.paper_id: c for c in checked.citations}
     out: list[Evidence] = []
     for i, (score, h, r) in enumerate(scored, 1):

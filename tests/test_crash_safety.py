@@ -1,0 +1,261 @@
+"""Crash safety: `kill -9` an ingest at random moments; the library must always open, answer and agree
+with itself (catalogue, vectors, lexical index), and a final run must finish it with nothing lost or
+duplicated (issue 8, item 1; issue 6, item 1 "resumable").
+
+The kill loop runs `python -m rag.cli ingest` as a real subprocess with the fake embedder, so the
+time goes into the write path (Chroma, the catalogue, the caches) rather than into a model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+N_PAPERS = 3000
+KILLS = 20
+SEED = 20260401
+MAX_DELAY = 6.0  # seconds; a full ingest of N_PAPERS takes ~15-20 s on 2 cores, so 20 kills rarely finish it
+
+_SYLL = ["ka", "lo", "mi", "ne", "tu", "ra", "ve", "so", "di", "pa", "gu", "fe", "zo", "bi", "cha", "th", "or",
+         "an", "el", "ix", "qu", "wy", "jo", "ha"]
+
+
+def write_corpus(path: Path, n: int, seed: int = 7, id_prefix: str = "syn", edit: int = 0) -> dict[str, list[str]]:
+    """`n` synthetic abstracts, each with its own made-up vocabulary (so a search for a paper's words finds
+    it). Returns {paper_id: its vocabulary}. `edit` > 0 gives every abstract a different last sentence
+    (an edited version of the same papers, same ids)."""
+    rng = random.Random(seed)
+
+    def word() -> str:
+        return "".join(rng.choice(_SYLL) for _ in range(rng.randint(3, 4)))
+
+    vocab_of: dict[str, list[str]] = {}
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            pid = f"{id_prefix}-{i:05d}"
+            vocab = [word() for _ in range(12)]
+            vocab_of[pid] = vocab
+            common = ["the", "model", "we", "propose", "method", "results", "data", "show"]
+            sents = [" ".join(rng.choice(vocab + common) for _ in range(rng.randint(10, 25))).capitalize() + "."
+                     for _ in range(rng.randint(4, 9))]
+            if edit:
+                sents.append(f"Revision {edit} adds {vocab[0]} {vocab[1]} experiments.")
+            f.write(json.dumps({"id": pid, "title": f"Paper {i} on {vocab[0]} {vocab[1]}", "abstract": " ".join(sents),
+                                "venue": "SYN", "year": 2020 + i % 5}) + "\n")
+    return vocab_of
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAPERCHAT_") and k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update(PAPERCHAT_HOME=str(home), PAPERCHAT_EMBEDDER="fake", ANONYMIZED_TELEMETRY="False",
+               PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
+    env.update(extra)
+    return env
+
+
+def start_cli(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "rag.cli", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def hard_kill(proc: subprocess.Popen) -> bool:
+    """SIGKILL the process (and its group) if it is still running; True if it was killed."""
+    if proc.poll() is not None:
+        proc.communicate()
+        return False
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    return True
+
+
+def open_library(settings):
+    """A fresh in-process view of the library (no Chroma client cached from an earlier look)."""
+    from rag.library import Library
+
+    return Library(settings)
+
+
+def close_library(lib) -> None:
+    close = getattr(lib.client, "close", None)
+    if close is not None:
+        close()
+
+
+def check_consistent(lib, vocab_of: dict[str, list[str]], rng: random.Random, exact_store: bool = False) -> dict:
+    """What a reader sees agrees with itself. Returns a few counts for the test's log.
+
+    - the catalogue (paper records) holds only known ids;
+    - every catalogue paper has all its `n_chunks` chunks in Chroma and in the lexical index;
+    - the lexical index holds nothing else (orphan chunks of a crashed write are invisible);
+    - searches answer, and every hit is a catalogue paper; the dense side finds stored chunks;
+    - with `exact_store`, Chroma holds no orphan chunk either (after a completed ingest).
+    """
+    from rag.retrieval import search
+
+    lib.refresh()
+    cat = dict(lib.catalogue)
+    assert set(cat) <= set(vocab_of), "catalogue holds ids that were never ingested"
+    want = {f"{pid}#{i}" for pid, m in cat.items() for i in range(int(m["n_chunks"]))}
+    assert all(int(m["n_chunks"]) >= 1 for m in cat.values())
+
+    present: set[str] = set()
+    want_l = sorted(want)
+    for s in range(0, len(want_l), 5000):
+        present |= set(lib._chunks.get(ids=want_l[s:s + 5000], include=[])["ids"])
+    assert present == want, f"{len(want - present)} catalogue chunks missing from Chroma"
+
+    lex = lib.lexical.ids
+    assert len(lex) == len(set(lex)), "duplicate chunk ids in the lexical index"
+    assert set(lex) == want, (f"lexical index disagrees with the catalogue: {len(want - set(lex))} missing, "
+                              f"{len(set(lex) - want)} extra")
+
+    stored = lib._chunks.count()
+    if exact_store:
+        assert stored == len(want), f"{stored - len(want)} orphan chunks left in Chroma after a completed ingest"
+
+    # Searches answer, with catalogue papers only; a paper's own words find it.
+    if cat:
+        for pid in rng.sample(sorted(cat), min(3, len(cat))):
+            q = " ".join(vocab_of[pid][2:6])
+            hits = search(lib, q, k=5)
+            assert hits, f"no hit for a query on {pid}"
+            assert all(h.paper.paper_id in cat for h in hits)
+            assert pid in [h.paper.paper_id for h in hits], f"{pid} not found by its own words"
+        # The vector index (not just the metadata store) holds catalogue chunks: each finds itself.
+        sample = rng.sample(want_l, min(5, len(want_l)))
+        got = lib._chunks.get(ids=sample, include=["embeddings"])
+        res = lib._chunks.query(query_embeddings=[list(map(float, e)) for e in got["embeddings"]], n_results=1,
+                                include=[])
+        for cid, top in zip(got["ids"], res["ids"]):
+            assert top and top[0] == cid, f"dense index does not find stored chunk {cid}"
+    # A query on a paper that is not (yet) in the catalogue returns only catalogue papers.
+    absent = sorted(set(vocab_of) - set(cat))
+    if absent:
+        pid = rng.choice(absent)
+        hits = search(lib, " ".join(vocab_of[pid][2:6]), k=5)
+        assert all(h.paper.paper_id in cat for h in hits), "a paper without a catalogue record reached a reader"
+    return {"papers": len(cat), "chunks": len(want), "stored": stored}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+def test_kill_9_at_random_moments_never_leaves_an_inconsistent_library(tmp_path):
+    from rag.settings import Settings
+
+    corpus = tmp_path / "corpus.jsonl"
+    vocab_of = write_corpus(corpus, N_PAPERS)
+    home = tmp_path / "home"
+    env = cli_env(home)
+    settings = Settings(home=home, embedder="fake")
+    rng = random.Random(SEED)
+    log = []
+    t_start = time.monotonic()
+    for i in range(KILLS):
+        delay = rng.uniform(0.3, MAX_DELAY)
+        proc = start_cli(["ingest", str(corpus)], env)
+        time.sleep(delay)
+        killed = hard_kill(proc)
+        if not killed:
+            assert proc.returncode == 0, proc.stderr
+        lib = open_library(settings)
+        try:
+            counts = check_consistent(lib, vocab_of, rng)
+        finally:
+            close_library(lib)
+        log.append((i, round(delay, 2), killed, counts))
+    print("\nkill loop (i, delay s, killed, counts):")
+    for row in log:
+        print("  ", row)
+    assert sum(1 for r in log if r[2]) >= KILLS // 2, "most runs finished before the kill: the corpus is too small"
+
+    # The final run finishes the job: every paper exactly once, no stale or orphan chunk.
+    t0 = time.monotonic()
+    proc = start_cli(["ingest", "--json", str(corpus)], env)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    report = json.loads(out)
+    assert report["papers"] == N_PAPERS
+    assert report["added"] + report["unchanged"] == N_PAPERS and report["updated"] == 0, report
+    print(f"final run: {report} in {time.monotonic() - t0:.1f} s; whole test {time.monotonic() - t_start:.1f} s")
+
+    lib = open_library(settings)
+    try:
+        counts = check_consistent(lib, vocab_of, rng, exact_store=True)
+        assert counts["papers"] == N_PAPERS
+        assert sorted(lib.catalogue) == sorted(vocab_of)
+        assert counts["stored"] == sum(int(m["n_chunks"]) for m in lib.catalogue.values())
+        assert len(lib.papers()) == N_PAPERS
+    finally:
+        close_library(lib)
+
+    # And a re-run adds nothing.
+    proc = start_cli(["ingest", "--json", str(corpus)], env)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    again = json.loads(out)
+    assert (again["added"], again["updated"], again["unchanged"], again["papers"]) == (0, 0, N_PAPERS, N_PAPERS)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_kill_9_while_replacing_edited_abstracts(tmp_path):
+    """Kills during an ingest that *replaces* papers (an edited file): old and new chunks are deleted and
+    written before the record moves on. A reader must still see each paper whole."""
+    from rag.settings import Settings
+
+    n = 600
+    v1 = tmp_path / "v1"
+    v2 = tmp_path / "v2"
+    v1.mkdir()
+    v2.mkdir()
+    vocab_of = write_corpus(v1 / "corpus.jsonl", n)
+    write_corpus(v2 / "corpus.jsonl", n, edit=1)  # same ids, same vocabularies, one sentence more
+    home = tmp_path / "home"
+    env = cli_env(home)
+    settings = Settings(home=home, embedder="fake")
+    proc = start_cli(["ingest", str(v1 / "corpus.jsonl")], env)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+
+    rng = random.Random(SEED + 1)
+    killed_runs = 0
+    for _ in range(8):
+        proc = start_cli(["ingest", str(v2 / "corpus.jsonl")], env)
+        time.sleep(rng.uniform(0.5, 4.0))
+        killed_runs += hard_kill(proc)
+        lib = open_library(settings)
+        try:
+            check_consistent(lib, vocab_of, rng)
+            # Each paper's chunks are those of the version its record describes.
+            got = lib._chunks.get(where={"paper_id": {"$in": sorted(lib.catalogue)[:200]}}, include=["documents", "metadatas"])
+            texts: dict[str, list[str]] = {}
+            for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"]):
+                texts.setdefault(m["paper_id"], []).append(doc)
+            for pid, docs in texts.items():
+                full = " ".join(docs)
+                edited = "Revision 1 adds" in full
+                record = lib.get_papers([pid])[pid]
+                assert ("Revision 1 adds" in record.abstract) == edited, f"{pid}: record and chunks from different versions"
+        finally:
+            close_library(lib)
+    proc = start_cli(["ingest", "--json", str(v2 / "corpus.jsonl")], env)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    lib = open_library(settings)
+    try:
+        check_consistent(lib, vocab_of, rng, exact_store=True)
+        papers = lib.get_papers(sorted(lib.catalogue))
+        assert len(papers) == n and all("Revision 1 adds" in p.abstract for p in papers.values())
+    finally:
+        close_library(lib)
+    print(f"\nedit kill loop: {killed_runs} of 8 runs killed")

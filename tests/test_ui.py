@@ -1,0 +1,191 @@
+"""The chat UI through its public surface: a served Gradio app driven with gradio_client.
+
+One app over the session's seed library (real offline embedder) answers the seed questions; a second,
+tiny app (fake embedder, basic auth, 1 MB upload limit) takes uploads so the seed library stays untouched.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# Paraphrases of the mHC abstract (seeds/000_*.txt, record 2), not its wording.
+QUESTION = "How can a widened residual stream keep the identity-mapping property so that large-scale training stays stable?"
+CLAIM = "Projecting the residual connection space onto a manifold restores the identity mapping of hyper-connections."
+MHC = "Manifold-Constrained Hyper-Connections"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def text_of(message: dict) -> str:
+    """A chat message's text, whether content is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+@pytest.fixture(scope="module")
+def app_url(seeds_library, seeds_settings):
+    from ui.app import serve
+
+    port = free_port()
+    demo = serve(seeds_settings, port=port, seed=True, library=seeds_library, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(app_url):
+    from gradio_client import Client
+
+    return Client(app_url, verbose=False)
+
+
+def test_render_escapes_links_and_streams():
+    from ui import render
+    from ui.app import _stream, make_filters
+
+    hostile = "<img src=x onerror=alert(1)> **bold** [link](http://evil.example) ![i](http://x/y.png) $x$ {{v}} ${v}"
+    out = render.md(hostile)
+    assert "<img" not in out and "&lt;img" in out
+    assert "\\[link\\](http" in out and "\\*\\*bold\\*\\*" in out and "\\$x\\$" in out  # shown, not rendered
+    html_ = render.highlight("Intro <script>alert(1)</script>. The key finding holds.  Outro.", "The key finding holds.")
+    assert "<script>" not in html_ and "&lt;script&gt;" in html_
+    assert "<mark>The key finding holds.</mark>" in html_
+    assert "${" not in render.h("${x} {{y}}") and "{{" not in render.h("${x} {{y}}")
+    # evidence missing from the abstract is still shown, marked, on its own
+    assert '<p class="pc-evidence-alone"><mark>elsewhere</mark></p>' in render.highlight("Abstract.", "elsewhere")
+
+    linked = render.link_marks("Mamba is fast [1]. It scales [2, 3]. See [9].", 4, {1, 2, 3})
+    assert linked.count('class="pc-cite"') == 3 and 'href="#pc-4-1"' in linked and 'href="#pc-4-3"' in linked
+    assert "\\[9\\]" in linked  # a mark without a card stays plain text
+
+    assert render.safe_filename("../../etc/passwd") == "passwd"
+    assert render.safe_filename("..") == "upload"
+    assert render.safe_filename("论文.txt") == "upload.txt"
+    name = render.safe_filename("my list; $(rm -rf ~) <x>.jsonl.gz")
+    assert name.endswith(".jsonl.gz") and re.fullmatch(r"[A-Za-z0-9._-]+", name) and not name.startswith(".")
+    assert len(render.safe_filename("a" * 300 + ".csv")) <= 100
+
+    f = make_filters("ICML", "2026", "2020")
+    assert (f.venue, f.year_from, f.year_to) == ("ICML", 2020, 2026)
+    assert not make_filters("", "any", "any")
+
+    # answers stream: text grows as the task calls on_token from its worker thread
+    def task(on_token):
+        for piece in ("one ", "two ", "three"):
+            on_token(piece)
+            time.sleep(0.05)
+        return "done"
+
+    gen, seen = _stream(task, {}, tokens=True), []
+    while True:
+        try:
+            seen.append(next(gen))
+        except StopIteration as stop:
+            assert stop.value == "done"
+            break
+    assert len(seen) >= 2 and seen[-1] == "one two three" and seen[0] != seen[-1]
+
+
+def test_ask_through_the_chat(client):
+    job = client.submit(QUESTION, [], "Ask", "", "any", "any", api_name="/respond")
+    box, chat, sources, md_file, bib_file = job.result(timeout=120)
+    updates = job.outputs()
+    assert len(updates) >= 2, "the chat answers in several updates (placeholder, streamed text, final)"
+    assert updates[0][0] == ""  # the input box is cleared at once
+    assert [m["role"] for m in chat] == ["user", "assistant"]
+    answer = text_of(chat[-1])
+    assert re.search(r'<a class="pc-cite" href="#pc-1-\d+"', answer), answer
+    # the sources panel: a card per cited paper, the mHC abstract with its evidence highlighted
+    assert MHC in sources and "<mark>" in sources
+    assert re.search(r"000_e59311403e2266af\.txt, record 2", sources)
+    assert "supported" in sources and "title derived" in sources
+    for n in set(re.findall(r'href="#(pc-1-\d+)"', answer)):
+        assert f'id="{n}"' in sources, f"[{n}] has no source card"
+    # exports
+    md_text = Path(md_file).read_text(encoding="utf-8")
+    assert md_text.startswith(f"# {QUESTION}") and "## References" in md_text and MHC in md_text
+    assert Path(bib_file).read_text(encoding="utf-8").lstrip().startswith("@")
+
+    # the plain API endpoint: the same answer as the CLI's JSON
+    data = client.predict(QUESTION, "Ask", api_name="/query")
+    assert not data["abstained"] and data["citations"]
+    assert any(c["source"].startswith("000_") and c["position"] == 2 for c in data["citations"])
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", data["answer"])}
+    assert cited and cited <= {c["n"] for c in data["citations"]}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("rag.tasks.cite") is None, reason="rag.tasks.cite not there yet")
+def test_cite_and_summarise_modes(client):
+    ev = client.predict(CLAIM, "Find support for a claim", api_name="/query")
+    assert ev["evidence"], ev
+    assert MHC in ev["evidence"][0]["title"] and ev["evidence"][0]["stance"] in {"supports", "contradicts", "related"}
+    assert 'class="pc-badge' in ev["html"] and "<mark>" in ev["html"]
+    if importlib.util.find_spec("rag.tasks.summarise") is not None:
+        s = client.predict("Mamba and selective state space models", "summarise", api_name="/query")
+        assert s["themes"] and s["citations"]
+        assert 'class="pc-themes"' in s["html"] and s["chat"].count('class="pc-cite"') >= len(s["citations"])
+
+
+def test_upload_auth_and_library(tmp_path):
+    """Uploads: sanitised names, rejections listed, hostile HTML escaped; basic auth; the upload size limit."""
+    from gradio_client import Client, handle_file
+
+    from rag.library import Library
+    from rag.settings import Settings
+    from ui.app import serve
+
+    settings = Settings(home=tmp_path / "home", embedder="fake", llm="extractive", auth_user="alice",
+                        auth_password="s3cret-pw", max_upload_mb=1)
+    port = free_port()
+    demo = serve(settings, port=port, library=Library(settings), prevent_thread_lock=True, quiet=True)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        with pytest.raises(Exception):
+            Client(url, verbose=False)  # no credentials, no app
+        c = Client(url, auth=("alice", "s3cret-pw"), verbose=False)
+        chat = c.predict("anything", [], "Ask", "", "any", "any", api_name="/respond")[1]
+        assert "library is empty" in text_of(chat[-1])
+
+        up = tmp_path / "my list; $(x) .jsonl"
+        records = [
+            {"title": "Gated graph colouring", "venue": "NeurIPS", "year": 2024,
+             "abstract": "We colour graphs with gated heuristics <script>alert(1)</script> and prove a bound."},
+            "this line is not JSON",
+            {"title": "Sparse kernels", "venue": "ICLR", "year": 2023,
+             "abstract": "Sparse attention kernels cut memory traffic on long sequences."},
+        ]
+        up.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n", encoding="utf-8")
+        report = c.predict([handle_file(str(up))], api_name="/ingest")
+        assert "added 2" in report and "rejected 1" in report
+        assert re.search(r"my_list_x\.jsonl:line 2", report.replace("\\", "")), report
+
+        stats, table, note = c.predict("", api_name="/papers")
+        assert "NeurIPS" in stats and "2023" in stats and "2 papers" in note
+        assert {row[3] for row in table["data"]} == {"my_list_x.jsonl"}
+
+        data = c.predict("gated heuristics for graph colouring", "Ask", "NeurIPS", api_name="/query")
+        assert data["citations"] and data["citations"][0]["title"] == "Gated graph colouring"
+        assert "<script>" not in data["html"] and "&lt;script&gt;" in data["html"]
+        assert "<script>" not in data["chat"]
+
+        big = tmp_path / "big.jsonl"
+        big.write_text(json.dumps({"abstract": "x " * 700_000}) + "\n", encoding="utf-8")
+        with pytest.raises(Exception):
+            c.predict([handle_file(str(big))], api_name="/ingest")
+    finally:
+        demo.close()
