@@ -5,10 +5,7 @@ This is the one retrieval path: search, ask, summarise, cite and eval all come t
 
 from __future__ import annotations
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from .library import Library
 from .records import Hit
@@ -122,16 +119,3 @@ def _strip_prefix(text: str, paper) -> str:
 
     pre = chunk_prefix(paper)
     return text[len(pre):] if pre and text.startswith(pre) else text
-
-
-class PaperRetriever(BaseRetriever):
-    """The same search as a LangChain retriever: one Document per paper, metadata as in --json hits."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    library: Library
-    k: int = 10
-    filters: Filters = Filters()
-
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        return [Document(page_content=h.paper.abstract, metadata={**h.as_json(), "hit": h})
-                for h in search(self.library, query, self.k, self.filters)]
