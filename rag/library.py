@@ -263,7 +263,7 @@ class Library:
         """Add what is new, replace what changed, leave the rest; see IngestReport for the counts."""
         from tqdm import tqdm
 
-        from .loaders import discover, load_file
+        from .loaders import discover, estimate_records, load_file
 
         t0 = time.perf_counter()
         report = IngestReport()
@@ -279,7 +279,10 @@ class Library:
             was_dirty = self._generation.startswith("dirty")
             gen_dirty = f"dirty-{uuid.uuid4().hex}"
             changed = False
-            bar = tqdm(unit=" abstracts", disable=(None if progress is None else not progress), smoothing=0.05,
+            show = None if progress is None else progress
+            counts = [estimate_records(f) for f in files] if show is not False else []
+            total = sum(counts) if counts and None not in counts else None  # gives the bar a rate and an ETA
+            bar = tqdm(total=total, unit=" abstracts", disable=(None if show is None else not show), smoothing=0.05,
                        dynamic_ncols=True, desc="ingest", leave=False)
             try:
                 if was_dirty:
