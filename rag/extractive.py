@@ -66,17 +66,20 @@ def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, min_s
     top = max(c[0] for c in cands)
     used: dict[int, int] = {}
     chosen: list[tuple[int, str]] = []
+    # Best first, with a penalty for papers already quoted so that distinct papers win near-ties.
     pool = sorted(cands, key=lambda c: -c[0])
     while pool and len(chosen) < max_sentences:
-        # Re-score with the penalty for papers already quoted, then take the best.
         score, i, s = max(pool, key=lambda c: c[0] * (0.85 ** used.get(c[1], 0)))
-        adjusted = score * (0.85 ** used.get(i, 0))
-        if adjusted < 0.7 * top and len(chosen) >= min_sentences:
-            break
-        if adjusted < 0.4 * top:
-            break
         pool.remove((score, i, s))
         if used.get(i, 0) >= per_paper:
+            continue
+        adjusted = score * (0.85 ** used.get(i, 0))
+        close = adjusted >= 0.7 * top
+        # To reach the minimum length, quote the lead paper again rather than a weakly related one.
+        filler = len(chosen) < min_sentences and chosen and i == chosen[0][0] and score >= 0.4 * top
+        if not (close or filler or not chosen):
+            if len(chosen) >= min_sentences:
+                break
             continue
         used[i] = used.get(i, 0) + 1
         chosen.append((i, s))
