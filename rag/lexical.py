@@ -20,6 +20,7 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, ids: list[str], texts: list[str], k1: float = 1.2, b: float = 0.75) -> "LexicalIndex":
+        """An index over `texts`, answering with `ids` (paper ids: BM25 scores whole papers)."""
         import bm25s
 
         if not ids:
@@ -43,8 +44,9 @@ class LexicalIndex:
         r = bm25s.BM25.load(str(folder / "bm25"), mmap=True) if ids else None
         return cls(r, ids)
 
-    def search(self, query: str, n: int) -> list[tuple[str, float]]:
-        """Best chunks for the query, (chunk_id, score) with score > 0, best first."""
+    def search(self, query: str, n: int, mask=None) -> list[tuple[str, float]]:
+        """Best documents for the query, (id, score) with score > 0, best first; `mask` (one 0/1 per
+        document, in id order) restricts the search, e.g. to papers that pass a filter."""
         if self._retriever is None or not self.ids:
             return []
         import bm25s
@@ -55,7 +57,7 @@ class LexicalIndex:
         if not q or not q[0]:
             return []
         n = min(n, len(self.ids))
-        docs, scores = self._retriever.retrieve(q, k=n, show_progress=False, n_threads=1)
+        docs, scores = self._retriever.retrieve(q, k=n, show_progress=False, n_threads=1, weight_mask=mask)
         out = [(self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
         return out
 

@@ -81,7 +81,7 @@ class Hit(BaseModel):
     score: float
     text: str  # the best-matching chunk's text (without title prefix)
     dense: float = 0.0  # cosine similarity of the best chunk (absolute: gates abstention)
-    lexical: float = 0.0  # BM25 score of the best chunk
+    lexical: float = 0.0  # BM25 score of the paper (title + abstract)
 
     def as_json(self) -> dict:
         p = self.paper

@@ -61,57 +61,75 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
 
 def search(library: Library, query: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
     """The k best papers for the query, one hit each, best first."""
+    import numpy as np
+
     filters = filters or Filters()
     rs = library.settings.retrieval
     library.refresh()
-    if not query.strip() or not library.catalogue:
+    catalogue = library.catalogue  # one snapshot for the whole search (an ingest may swap it)
+    if not query.strip() or not catalogue:
         return []
     n = max(rs.candidates, k)
     # Resolve the venue to the stored spelling so the store's exact-match filter works case-blind.
     if filters.venue:
-        spelled = {(m.get("venue") or "").lower(): m.get("venue") for m in library.catalogue.values()}
+        spelled = {(m.get("venue") or "").lower(): m.get("venue") for m in catalogue.values()}
         filters = filters.model_copy(update={"venue": spelled.get(filters.venue.lower(), filters.venue)})
-    dense_rows = library.dense(library.embed_query(query), n, filters.chroma_where())
+    # Dense: nearest chunks, pooled to papers (a paper scores as its best chunk).
+    dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, filters.chroma_where())
     texts = {cid: doc for cid, _, _, doc in dense_rows}
-    dense = _pool([(cid, pid, s) for cid, pid, s, _ in dense_rows])
-    lex_rows = []
-    for cid, s in library.lexical.search(query, n * (4 if filters else 1)):
-        pid = cid.rsplit("#", 1)[0]
-        meta = library.catalogue.get(pid)
-        if meta is not None and filters.admits(meta):
-            lex_rows.append((cid, pid, s))
-    lexical = _pool(lex_rows)
-    fused = fuse({p: s for p, (s, _) in dense.items()}, {p: s for p, (s, _) in lexical.items()}, library)
+    pooled = _pool([(cid, pid, s) for cid, pid, s, _ in dense_rows])
+    dense = dict(sorted(pooled.items(), key=lambda kv: -kv[1][0])[:n])
+    # Lexical: BM25 over whole papers, restricted to the filter's papers when there is one.
+    mask = None
+    if filters:
+        mask = np.array([filters.admits(catalogue.get(pid, {})) for pid in library.lexical.ids], dtype=np.float32)
+    lexical = {pid: s for pid, s in library.lexical.search(query, n, mask) if pid in catalogue}
+    fused = fuse({p: s for p, (s, _) in dense.items()}, lexical, rs, len(catalogue))
     top = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-    best_chunk = {}
-    for pid, _ in top:
-        cands = [x for x in (dense.get(pid), lexical.get(pid)) if x]
-        # The chunk shown is the dense side's best where it has one: it is the closer paraphrase.
-        best_chunk[pid] = cands[0][1]
-    missing = [c for c in best_chunk.values() if c not in texts]
-    texts.update(library.chunk_texts(missing))
     papers = library.get_papers([pid for pid, _ in top])
+    # The text shown is the paper's best dense chunk; a paper found by BM25 alone shows its first chunk.
+    best_chunk = {pid: (dense[pid][1] if pid in dense else f"{pid}#0") for pid, _ in top}
+    texts.update(library.chunk_texts([c for c in best_chunk.values() if c not in texts]))
     hits = []
     for pid, score in top:
         if pid not in papers:
             continue
         hits.append(Hit(paper=papers[pid], score=score, text=_strip_prefix(texts.get(best_chunk[pid], ""), papers[pid]),
-                        dense=dense.get(pid, (0.0, ""))[0], lexical=lexical.get(pid, (0.0, ""))[0]))
+                        dense=dense.get(pid, (0.0, ""))[0], lexical=lexical.get(pid, 0.0)))
     return hits
 
 
-def fuse(dense: dict[str, float], lexical: dict[str, float], library: Library) -> dict[str, float]:
-    rs = library.settings.retrieval
+def _zscore(scores: dict[str, float], pad_to: int = 0) -> tuple[dict[str, float], float]:
+    """Standardised scores, and the standardised value of a zero score. `pad_to` counts papers the side
+    did not return as zero-score candidates (BM25 returns only papers sharing a term with the query)."""
+    vals = list(scores.values())
+    vals += [0.0] * max(0, pad_to - len(vals))
+    if not vals:
+        return {}, 0.0
+    mu = sum(vals) / len(vals)
+    sd = (sum((v - mu) ** 2 for v in vals) / len(vals)) ** 0.5
+    if sd <= 1e-9:
+        return {k: 0.0 for k in scores}, 0.0
+    return {k: (v - mu) / sd for k, v in scores.items()}, (0.0 - mu) / sd
+
+
+def fuse(dense: dict[str, float], lexical: dict[str, float], rs, n_docs: int = 0) -> dict[str, float]:
+    """One score per candidate paper from the two sides' scores (method and weight in settings)."""
+    pids = set(dense) | set(lexical)
+    w = rs.dense_weight
     if rs.fusion == "rrf":
         out: dict[str, float] = {}
-        for side in (dense, lexical):
+        for side, weight in ((dense, w), (lexical, 1 - w)):
             for rank, pid in enumerate(sorted(side, key=lambda p: -side[p])):
-                out[pid] = out.get(pid, 0.0) + 1.0 / (rs.rrf_k + rank + 1)
+                out[pid] = out.get(pid, 0.0) + 2 * weight / (rs.rrf_k + rank + 1)
         return out
-    # Min-max over each side's candidates, then a weighted sum (weight chosen on SciFact train).
-    dn, lx = _minmax(dense), _minmax(lexical)
-    w = rs.dense_weight
-    return {p: w * dn.get(p, 0.0) + (1 - w) * lx.get(p, 0.0) for p in set(dn) | set(lx)}
+    if rs.fusion == "zscore":
+        dn, _ = _zscore(dense)
+        lx, l0 = _zscore(lexical, pad_to=min(rs.candidates, n_docs))
+        d0 = min(dn.values(), default=0.0)  # a paper the dense side did not return: its weakest candidate
+    else:
+        dn, lx, d0, l0 = _minmax(dense), _minmax(lexical), 0.0, 0.0
+    return {p: w * dn.get(p, d0) + (1 - w) * lx.get(p, l0) for p in pids}
 
 
 def _strip_prefix(text: str, paper) -> str:
