@@ -15,8 +15,8 @@ Claims: the SciFact claims with SUPPORT/CONTRADICT evidence (train 505 for choos
 for the figures); gold = the abstracts carrying that evidence, rationale = their labelled sentences.
 
 Measured, side by side in one run:
-- recall@3 and nDCG@10 of the cited abstracts — for `cite`'s ranking (best sentence and best chunk
-  cosine, re-ranked) and for plain retrieval order (`paperchat search`);
+- recall@3 and nDCG@10 of the cited abstracts — for `cite`'s ranking (retrieval score and best sentence,
+  re-ranked) and for plain retrieval order (`paperchat search`);
 - rationale hit rate: of the gold abstracts cite returns in its top 10, how often its evidence sentence is
   a labelled rationale sentence — beside the first sentence and the chance rate for the same abstracts;
 - the "found" threshold: how often a claim whose gold abstract is in the library finds evidence, and how
@@ -43,6 +43,7 @@ DATA = ROOT.parent / "shared" / "data" / "scifact"
 if not DATA.exists():
     DATA = Path("/work/shared/data/scifact")
 T0 = time.time()
+LIBRARY = "scifact"  # --library
 
 
 def log(msg: str) -> None:
@@ -79,7 +80,7 @@ def library(home: Path):
     from rag.library import Library
     from rag.settings import Settings
 
-    settings = Settings(home=home, library="scifact", embedder="minilm")
+    settings = Settings(home=home, library=LIBRARY, embedder="minilm")
     lib = Library(settings)
     n = sum(1 for _ in open(DATA / "corpus.jsonl", encoding="utf-8"))
     if len(lib) < n:
@@ -128,57 +129,88 @@ def features(lib, claims: list[dict], depth: int) -> list[dict]:
     from rag.tasks.cite import clean_claim
     from rag.tasks.summarise import CachedEmbedder
 
+    from rag.sentences import split_sentences
+
     emb = CachedEmbedder(lib)
     out = []
     for i, c in enumerate(claims):
         text = clean_claim(c["claim"])
         hits = search(lib, text, depth)
         ranked = rank_sentences(text, hits, emb)
+        qv = emb.embed_array([text])[0]
+        cos = []
+        for h in hits:  # plain cosine of the best sentence, for comparison
+            ss = split_sentences(h.paper.abstract) or [h.paper.abstract]
+            sims = emb.embed_array(ss) @ qv
+            cos.append((float(sims.max()), ss[int(sims.argmax())]))
         out.append({"claim": c, "cands": [
-            {"id": h.paper.paper_id, "fused": h.score, "dense": h.dense,
-             "sent": r[0][0] if r else 0.0, "sentence": r[0][1] if r else ""} for h, r in zip(hits, ranked)]})
+            {"id": h.paper.paper_id, "fused": h.score, "dense": h.dense, "cos": cs[0], "cos_sentence": cs[1],
+             "sent": r[0][0] if r else 0.0, "sentence": r[0][1] if r else ""} for h, r, cs in zip(hits, ranked, cos)]})
         if (i + 1) % 100 == 0:
             log(f"  features {i + 1}/{len(claims)}")
     return out
 
 
-def order(cands: list[dict], depth: int, weight: float | None) -> list[dict]:
-    """cite's ranking of the first `depth` candidates; weight None = retrieval order (no re-ranking)."""
+def order(cands: list[dict], depth: int, fused: float) -> list[dict]:
+    """cite's ranking of the first `depth` candidates: fused * retrieval (min-max over the candidates)
+    + (1 - fused) * best sentence."""
+    from rag.tasks.cite import minmax
+
     part = cands[:depth]
-    if weight is None:
-        return part
-    return sorted(part, key=lambda x: (-(weight * x["sent"] + (1 - weight) * x["dense"]), x["id"]))
+    f = minmax([x["fused"] for x in part])
+    key = {x["id"]: fused * fi + (1 - fused) * x["sent"] for x, fi in zip(part, f)}
+    return sorted(part, key=lambda x: (-key[x["id"]], x["id"]))
 
 
-def score(x: dict, weight: float | None) -> float:
-    w = 0.5 if weight is None else weight
+def evidence_score(x: dict) -> float:
+    from rag.tasks.cite import EVIDENCE_SENTENCE_WEIGHT as w
+
     return w * x["sent"] + (1 - w) * x["dense"]
 
 
-def ranking_metrics(feats: list[dict], depth: int, weight: float | None) -> dict:
+def ranking_metrics(feats: list[dict], depth: int, fused: float) -> dict:
     r3, nd = [], []
     for f in feats:
         gold = set(f["claim"]["gold"])
-        ids = [x["id"] for x in order(f["cands"], depth, weight)]
+        ids = [x["id"] for x in order(f["cands"], depth, fused)]
         r3.append(recall(ids, gold, 3))
         nd.append(ndcg(ids, gold, 10))
     return {"recall@3": sum(r3) / len(r3), "ndcg@10": sum(nd) / len(nd)}
 
 
-def threshold_metrics(feats: list[dict], depth: int, weight: float | None, t: float) -> dict:
+def threshold_metrics(feats: list[dict], depth: int, t: float) -> dict:
     """found-rate when the gold abstracts are in the library, and when they are not (skipped)."""
     present = absent = 0
     for f in feats:
         gold = set(f["claim"]["gold"])
         cands = f["cands"][:depth]
-        if cands and max(score(x, weight) for x in cands) >= t:
+        if cands and max(evidence_score(x) for x in cands) >= t:
             present += 1
         others = [x for x in cands if x["id"] not in gold]
-        if others and max(score(x, weight) for x in others) >= t:
+        if others and max(evidence_score(x) for x in others) >= t:
             absent += 1
     n = len(feats)
     return {"found_when_present": present / n, "found_when_absent": absent / n,
             "balanced_accuracy": (present / n + 1 - absent / n) / 2}
+
+
+def rationale_metrics(feats: list[dict], depth: int, fused: float, sentences: dict[str, list[str]]) -> dict:
+    """For the gold abstracts in the top 10: is the chosen sentence a labelled rationale sentence?"""
+    pairs = rs = cs = first = chance = 0
+    for f in feats:
+        for x in order(f["cands"], depth, fused)[:10]:
+            g = f["claim"]["gold"].get(x["id"])
+            sents = sentences.get(x["id"], [])
+            if not g or not sents or not g["sentences"]:
+                continue
+            pairs += 1
+            rs += sentence_index(x["sentence"], sents) in g["sentences"]
+            cs += sentence_index(x["cos_sentence"], sents) in g["sentences"]
+            first += 0 in g["sentences"]
+            chance += len(g["sentences"]) / len(sents)
+    p = max(1, pairs)
+    return {"pairs": pairs, "rank_sentences": rs / p, "plain_cosine": cs / p, "first_sentence": first / p,
+            "chance": chance / p}
 
 
 # ------------------------------------------------------------------------------------------ runs
@@ -190,25 +222,30 @@ def tune(lib, split: str, limit: int | None) -> dict:
     feats = features(lib, claims, 30)
     rows = []
     for depth in (10, 20, 30):
-        for weight in (None, 0.0, 0.25, 0.5, 0.75, 1.0):
-            m = ranking_metrics(feats, depth, weight)
-            rows.append({"candidates": depth, "sentence_weight": weight, **m})
-    print(f"\nranking on {split} ({len(claims)} claims): candidates, sentence weight (None = retrieval order)")
-    print(f"{'cand':>5} {'weight':>7} {'R@3':>7} {'nDCG@10':>8}")
+        for fused in (1.0, 0.8, 0.7, 0.6, 0.5, 0.4, 0.0):
+            rows.append({"candidates": depth, "rank_fused": fused, **ranking_metrics(feats, depth, fused)})
+    print(f"\nranking on {split} ({len(claims)} claims): fused * retrieval + (1 - fused) * best sentence "
+          f"(1.0 = retrieval order, 0.0 = sentences alone)")
+    print(f"{'cand':>5} {'fused':>6} {'R@3':>7} {'nDCG@10':>8}")
     for r in rows:
-        print(f"{r['candidates']:>5} {str(r['sentence_weight']):>7} {r['recall@3']:7.4f} {r['ndcg@10']:8.4f}")
-    best = max((r for r in rows if r["sentence_weight"] is not None), key=lambda r: (r["ndcg@10"] + r["recall@3"], -r["candidates"]))
-    print(f"best: candidates={best['candidates']} sentence_weight={best['sentence_weight']}")
-    ths = []
-    for t in [x / 100 for x in range(30, 81, 2)]:
-        ths.append({"threshold": t, **threshold_metrics(feats, best["candidates"], best["sentence_weight"], t)})
-    print("\nfound threshold (score of the best candidate):")
+        print(f"{r['candidates']:>5} {r['rank_fused']:>6} {r['recall@3']:7.4f} {r['ndcg@10']:8.4f}")
+    best = max(rows, key=lambda r: (round(r["ndcg@10"] + r["recall@3"], 4), -r["candidates"]))
+    print(f"best: candidates={best['candidates']} rank_fused={best['rank_fused']}")
+    ra = rationale_metrics(feats, best["candidates"], best["rank_fused"], load_sentences())
+    print(f"\nevidence sentence is a labelled rationale ({ra['pairs']} gold abstracts in the top 10): "
+          f"rank_sentences {ra['rank_sentences']:.3f}, plain cosine {ra['plain_cosine']:.3f}, "
+          f"first sentence {ra['first_sentence']:.3f}, chance {ra['chance']:.3f}")
+    ths = [{"threshold": t, **threshold_metrics(feats, best["candidates"], t)} for t in [x / 100 for x in range(40, 81, 2)]]
+    print("\nfound threshold (evidence score of the best candidate):")
     print(f"{'t':>5} {'found|present':>14} {'found|absent':>13} {'bal.acc':>8}")
     for r in ths:
         print(f"{r['threshold']:5.2f} {r['found_when_present']:14.3f} {r['found_when_absent']:13.3f} {r['balanced_accuracy']:8.3f}")
     bt = max(ths, key=lambda r: (r["balanced_accuracy"], -r["threshold"]))
-    print(f"best threshold by balanced accuracy: {bt['threshold']:.2f}")
-    return {"split": split, "claims": len(claims), "ranking": rows, "best": best, "thresholds": ths, "best_threshold": bt}
+    keep = max((r for r in ths if r["found_when_present"] >= 0.98), key=lambda r: r["threshold"], default=None)
+    print(f"best balanced accuracy at {bt['threshold']:.2f}; highest threshold still finding 98 % of present "
+          f"claims: {keep['threshold'] if keep else None}")
+    return {"split": split, "claims": len(claims), "ranking": rows, "best": best, "rationale": ra,
+            "thresholds": ths, "best_balanced": bt, "keep_98": keep}
 
 
 def evaluate(lib, settings, split: str, limit: int | None, k: int = 10) -> dict:
@@ -219,7 +256,7 @@ def evaluate(lib, settings, split: str, limit: int | None, k: int = 10) -> dict:
     sentences = load_sentences()
     log(f"evaluating cite on {len(claims)} {split} claims")
     feats = features(lib, claims, C.CANDIDATES)
-    base = ranking_metrics(feats, C.CANDIDATES, None)
+    base = ranking_metrics(feats, C.CANDIDATES, 1.0)
     r3, nd, found = [], [], 0
     hit = first = chance = pairs = 0
     stance_ok = stance_n = 0
@@ -235,7 +272,7 @@ def evaluate(lib, settings, split: str, limit: int | None, k: int = 10) -> dict:
         ids = [e.paper.paper_id for e in ranked]
         r3.append(recall(ids, gold, 3))
         nd.append(ndcg(ids, gold, 10))
-        if ranked and ranked[0].score >= C.FOUND_THRESHOLD:
+        if any(e.evidence_score >= C.FOUND_THRESHOLD for e in ranked):
             found += 1
         gold_ev = [e for e in ranked if e.paper.paper_id in gold]
         for e in gold_ev:
@@ -256,11 +293,10 @@ def evaluate(lib, settings, split: str, limit: int | None, k: int = 10) -> dict:
         if (i + 1) % 50 == 0:
             log(f"  cite {i + 1}/{len(claims)}")
     n = len(claims)
-    th = threshold_metrics(feats, C.CANDIDATES, C.SENTENCE_WEIGHT, C.FOUND_THRESHOLD)
-    out = {
+    th = threshold_metrics(feats, C.CANDIDATES, C.FOUND_THRESHOLD)
+    return {
         "split": split, "claims": n,
-        "settings": {"candidates": C.CANDIDATES, "sentence_weight": C.SENTENCE_WEIGHT,
-                     "found_threshold": C.FOUND_THRESHOLD},
+        "settings": {"candidates": C.CANDIDATES, "rank_fused": C.RANK_FUSED, "found_threshold": C.FOUND_THRESHOLD},
         "cite": {"recall@3": sum(r3) / n, "ndcg@10": sum(nd) / n},
         "retrieval_order": base,
         "rationale": {"pairs": pairs, "cite_evidence_sentence": hit / max(1, pairs),
@@ -270,13 +306,13 @@ def evaluate(lib, settings, split: str, limit: int | None, k: int = 10) -> dict:
         "stance_pairs": stance_n,
         "mode": "llm" if use_llm else "extractive",
     }
-    return out
 
 
 def print_eval(r: dict) -> None:
     s = r["settings"]
     print(f"\nSciFact {r['split']}: {r['claims']} claims with evidence; cite candidates={s['candidates']}, "
-          f"sentence weight={s['sentence_weight']}, found threshold={s['found_threshold']}")
+          f"rank = {s['rank_fused']} * retrieval + {1 - s['rank_fused']:.1f} * best sentence, "
+          f"found threshold={s['found_threshold']}")
     print(f"{'':28} {'recall@3':>9} {'nDCG@10':>8}")
     print(f"{'cite (re-ranked)':28} {r['cite']['recall@3']:9.4f} {r['cite']['ndcg@10']:8.4f}")
     print(f"{'retrieval order (search)':28} {r['retrieval_order']['recall@3']:9.4f} {r['retrieval_order']['ndcg@10']:8.4f}")
@@ -299,12 +335,16 @@ def main() -> int:
     ap.add_argument("--split", default=None, help="claims split (default: train with --tune, else dev)")
     ap.add_argument("--tune", action="store_true", help="choose candidates, sentence weight and threshold")
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--library", default="scifact", help="library name under --home (rebuild under a new name "
+                    "after changing chunk settings)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    global LIBRARY
+    LIBRARY = args.library
     lib, settings = library(args.home)
     from rag.settings import Settings
 
-    settings = Settings(home=args.home, library="scifact", embedder="minilm")
+    settings = Settings(home=args.home, library=LIBRARY, embedder="minilm")
     if args.tune:
         res = tune(lib, args.split or "train", args.limit)
     else:

@@ -22,7 +22,10 @@ def make_client(home: Path, url: str | None = None):
                                          ssl=u.scheme == "https", settings=chroma_settings)
             client.heartbeat()
         except Exception as exc:  # noqa: BLE001 - any failure here means the same thing to the user
-            raise StoreUnavailable(f"cannot reach the Chroma server at {url}: {exc.__class__.__name__}") from exc
+            # Never show a password written into the URL.
+            shown = u._replace(netloc=u.netloc.rpartition("@")[2]).geturl() if "@" in url else url
+            raise StoreUnavailable(f"cannot reach the Chroma server at {shown} ({exc.__class__.__name__}); "
+                                   f"is `chroma run` serving there? (PAPERCHAT_CHROMA_URL)") from exc
         return client
     path = home / "chroma"
     path.mkdir(parents=True, exist_ok=True)

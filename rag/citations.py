@@ -34,8 +34,19 @@ def parse_numbers(inner: str) -> list[int]:
     return out
 
 
+_MATH = re.compile(r"\$[^$]{1,400}\$")
+
+
+def find_marks(text: str) -> list[re.Match]:
+    """Citation marks outside $...$ math (where "[0,1]" is an interval, not sources 0 and 1)."""
+    math = [m.span() for m in _MATH.finditer(text)]
+    return [m for m in _MARK.finditer(text) if not any(a <= m.start() < b for a, b in math)]
+
+
 def strip_marks(text: str) -> str:
-    return re.sub(r"\s+([.,;:!?])", r"\1", _MARK.sub("", text)).strip()
+    for m in reversed(find_marks(text)):
+        text = text[: m.start()] + text[m.end():]
+    return re.sub(r"\s+([.,;:!?])", r"\1", text).strip()
 
 
 @dataclass
@@ -71,7 +82,7 @@ def check(text: str, sources: list[Paper], embedder, require_citations: bool,
     parsed: list[tuple[str, list[int]]] = []
     for s in raw_sentences:
         nums: list[int] = []
-        for m in _MARK.finditer(s):
+        for m in find_marks(s):
             for n in parse_numbers(m.group(1)):
                 if 1 <= n <= len(sources):
                     if n not in nums:

@@ -247,6 +247,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return COMMANDS[args.cmd](args)
+    except BrokenPipeError:
+        # The reader went away (`paperchat papers | head`): stop quietly, as `yes | head` does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         print("paperchat: interrupted; what was written is kept and a re-run carries on", file=sys.stderr)
         return 130

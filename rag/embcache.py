@@ -56,3 +56,22 @@ def embed_with_cache(embedder, texts: list[str], cache: EmbeddingCache | None) -
         cache.put_many(fresh)
         known.update(fresh)
     return np.stack([known[k] for k in keys]) if keys else np.zeros((0, cache.dimension), dtype=np.float32)
+
+
+class CachedEmbedder:
+    """An embedder seen through the cache: `embed_array` embeds only texts never seen before.
+
+    Tasks use it for abstract sentences, so repeated answers and summaries embed nothing new."""
+
+    def __init__(self, embedder, cache: EmbeddingCache | None):
+        self.embedder = embedder
+        self.dimension = getattr(embedder, "dimension", 1)
+        self.cache = cache
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        v = np.asarray(embed_with_cache(self.embedder, list(texts), self.cache), dtype=np.float32)
+        return v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
+
+    __call__ = embed_array

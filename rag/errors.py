@@ -50,7 +50,10 @@ def user_message(exc: BaseException) -> str | None:
         if isinstance(exc, openai.AuthenticationError):
             return "the language model endpoint refused the API key (check OPENAI_API_KEY)"
         if isinstance(exc, openai.APIConnectionError):
-            base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+            from .llm import public_url
+
+            base = public_url(os.environ.get("OPENAI_BASE_URL") or os.environ.get("PAPERCHAT_OPENAI_BASE_URL")
+                              or "https://api.openai.com/v1")  # a key pasted into the URL stays hidden
             return f"cannot reach the language model endpoint at {base} (check OPENAI_BASE_URL and that the server runs)"
         if isinstance(exc, openai.NotFoundError):
             return f"the language model endpoint does not know that model (check PAPERCHAT_MODEL): {redact(str(exc))[:200]}"

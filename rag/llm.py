@@ -24,5 +24,18 @@ def describe(settings: Settings) -> str:
     if settings.llm == "extractive":
         return ("extractive — no language model configured; set PAPERCHAT_LLM=openai and OPENAI_API_KEY "
                 "to generate answers")
-    where = settings.openai_base_url or "api.openai.com"
-    return f"{settings.model} via {where}"
+    return f"{settings.model} via {public_url(settings.openai_base_url) or 'api.openai.com'}"
+
+
+def public_url(url: str | None) -> str:
+    """A URL fit to show: no user, password or query string (where keys get pasted)."""
+    if not url:
+        return ""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from .errors import redact
+
+    u = urlsplit(url)
+    host = u.hostname or ""
+    netloc = f"{host}:{u.port}" if u.port else host
+    return redact(urlunsplit((u.scheme, netloc, u.path, "", "")))

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*")]  # gradio's own pandas use
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

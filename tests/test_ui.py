@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*")]  # gradio's own pandas use
 
 # Paraphrases of the mHC abstract (seeds/000_*.txt, record 2), not its wording.
 QUESTION = "How can a widened residual stream keep the identity-mapping property so that large-scale training stays stable?"

@@ -163,6 +163,30 @@ def _stream(fn: Callable, kwargs: dict, tokens: bool) -> Iterator[str]:
     return box.get("result")
 
 
+def estimate_records(path: Path) -> int | None:
+    """A quick count of the records in an abstract list, for the progress bar (None when unsure)."""
+    import gzip
+    import re
+
+    name = path.name.lower()
+    base = name[:-3] if name.endswith(".gz") else name
+    try:
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            if base.endswith((".jsonl", ".ndjson")):
+                return sum(1 for line in fh if line.strip())
+            if base.endswith((".csv", ".tsv")):
+                return max(0, sum(1 for line in fh if line.strip()) - 1)
+            text = fh.read()
+    except OSError:
+        return None
+    if base.endswith(".bib"):
+        return len(re.findall(r"^\s*@(?!string|comment|preamble)\w+\s*[{(]", text, re.IGNORECASE | re.MULTILINE))
+    if base.endswith(".txt"):
+        return max(0, len([b for b in re.split(r"\n\s*\n", text) if b.strip()]) - 1)
+    return None
+
+
 # -- the app -------------------------------------------------------------------------------------
 
 class PaperchatUI:
@@ -263,10 +287,11 @@ class PaperchatUI:
         try:
             staged = self.stage_uploads(files)
             names = sorted(p.name for p in staged.iterdir())
-            progress(0, desc=f"Reading {len(names)} file{'s' if len(names) != 1 else ''}…")
+            total = sum(estimate_records(p) or 0 for p in staged.iterdir()) or None
+            progress((0, total), desc="Indexing abstracts", unit="abstracts")
 
             def on_progress(n: int) -> None:
-                progress((n, None), desc="Indexing abstracts", unit="abstracts")
+                progress((n, total if total and n <= total else None), desc="Indexing abstracts", unit="abstracts")
 
             report = self.writer().ingest(sorted(staged.iterdir()), on_progress=on_progress)
         except Exception as exc:  # noqa: BLE001 - shown to the user as one line
@@ -344,7 +369,7 @@ class PaperchatUI:
             yield skip, chat, skip, state, skip, skip
             return
         mode = mode_of(mode)
-        turn = len(turns) + 1
+        turn = int(state.get("n", 0)) + 1  # card ids stay unique for the whole session
         filters = make_filters(venue, year_from, year_to)
         chat.append({"role": "user", "content": md(message)})
         working = {ASK: "Searching the library…", SUMMARISE: "Reading the area’s abstracts…",
@@ -378,14 +403,14 @@ class PaperchatUI:
         turns.append({"label": label, "panel": rendered.panel, "mode": mode})
         if mode == ASK:
             history.append((message, rendered.data.get("answer", "")))
-        state = {"turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
+        state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
         md_path, bib_path = self.write_exports(rendered, turn, request)
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
 
     def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "") -> dict:
-        """One question, no chat history: the task's JSON (as `paperchat ask|summarise|cite --json` prints it),
-        with `mode` naming the UI mode used and `html` the sources panel."""
+        """One question, no chat history: the task's JSON (as `paperchat ask|summarise|cite --json` prints it)
+        plus `ui_mode` (the UI mode used), `chat` (the answer as the chat shows it) and `html` (the sources panel)."""
         mode = mode_of(mode)
         gen = self.run(message, mode, make_filters(venue, year_from, year_to), [], 1)
         try:
@@ -432,7 +457,7 @@ class PaperchatUI:
                                 box = gr.Textbox(placeholder=PLACEHOLDER[ASK], show_label=False, lines=1, max_lines=6,
                                                  scale=8, container=False, autofocus=True, elem_id="pc-input",
                                                  submit_btn=False)
-                                send = gr.Button(BUTTON[ASK], variant="primary", scale=1, min_width=140,
+                                send = gr.Button(BUTTON[ASK], variant="primary", scale=0, min_width=150,
                                                  elem_id="pc-send")
                             with gr.Row(elem_id="pc-filters"):
                                 venues, years = self.filter_choices()
@@ -463,7 +488,7 @@ class PaperchatUI:
                                             label="Files: .txt, .jsonl, .jsonl.gz, .csv, .bib", elem_id="pc-upload",
                                             height=140)
                             add = gr.Button("Add to library", variant="primary", elem_id="pc-add")
-                            ingest_out = gr.Markdown(elem_id="pc-ingest-result")
+                            ingest_out = gr.Markdown("", elem_id="pc-ingest-result", min_height=96)
                             gr.Markdown("#### In the library")
                             stats = gr.HTML(elem_id="pc-stats")
                         with gr.Column(scale=7, min_width=420):
@@ -476,7 +501,7 @@ class PaperchatUI:
                                 headers=["Title", "Venue", "Year", "File", "#", "Score"],
                                 datatype=["str", "str", "str", "str", "number", "str"],
                                 interactive=False, wrap=True, elem_id="pc-papers", max_height=640,
-                                column_widths=["50%", "8%", "7%", "24%", "5%", "6%"],
+                                column_widths=["46%", "8%", "7%", "26%", "5%", "8%"],
                             )
 
             # -- events -------------------------------------------------------------
@@ -520,9 +545,12 @@ class PaperchatUI:
             demo.load(self.refresh_filters, filt, filt + [header], api_visibility="private", show_progress="hidden")
             lib_go.click(self.library_view, [lib_q], lib_outputs, api_name="papers", show_progress="minimal")
             lib_q.submit(self.library_view, [lib_q], lib_outputs, api_visibility="private", show_progress="minimal")
-            add.click(self.ingest, [files], [ingest_out], api_name="ingest", concurrency_limit=1,
-                      concurrency_id="ingest").then(
-                lambda: None, None, [files], api_visibility="private", show_progress="hidden").then(
+            add.click(lambda: gr.Button("Indexing…", interactive=False), None, add, api_visibility="private",
+                      show_progress="hidden", queue=False).then(
+                self.ingest, [files], [ingest_out], api_name="ingest", concurrency_limit=1, concurrency_id="ingest",
+                show_progress="full").then(
+                lambda: (None, gr.Button("Add to library", interactive=True)), None, [files, add],
+                api_visibility="private", show_progress="hidden").then(
                 self.library_view, [lib_q], lib_outputs, api_visibility="private", show_progress="hidden").then(
                 self.refresh_filters, filt, filt + [header], api_visibility="private", show_progress="hidden")
             gr.api(self.query, api_name="query")

@@ -19,7 +19,7 @@ import argparse
 import itertools
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +33,7 @@ import Stemmer  # noqa: E402
 
 import scifact_data as D  # noqa: E402
 from embcache import EmbeddingCache  # noqa: E402
-from metrics import evaluate, mrr_at_k, ndcg_at_k, per_query, recall_at_k  # noqa: E402
+from metrics import evaluate  # noqa: E402
 from rag.chunking import chunk_prefix  # noqa: E402
 from rag.embeddings import MiniLMEmbeddings  # noqa: E402
 
@@ -65,6 +65,7 @@ class Bench:
         self.cache = EmbeddingCache(self.embedder)
         self._units: dict = {}
         self._qvec: dict = {}
+        self._gain: dict = {}
 
     # Units: the texts a paper is represented by. owner[i] = column of unit i; units are contiguous per paper.
     def units(self, kind: str, title: bool = True):
@@ -109,6 +110,32 @@ class Bench:
             order = np.lexsort((cols, -m[cols]))  # score desc, then column (= paper id) asc
             out[self.qids[r]] = list(self.pids[cols[order]])
         return out
+
+    def fast_ndcg10(self, S: np.ndarray, split: str = "train") -> float:
+        """Vectorised nDCG@10 for the search loops; same ranking rule as run() (score desc, then
+        paper id), exact unless more than 20 papers tie at rank 10. Checked against metrics.py."""
+        if split not in self._gain:
+            rows = self.rows[split]
+            G = np.zeros((len(rows), len(self.pids)), dtype=np.float32)
+            idcg = np.zeros(len(rows))
+            for i, r in enumerate(rows):
+                rels = self.qrels[split][self.qids[r]]
+                for d, g in rels.items():
+                    if d in self.pindex and g > 0:
+                        G[i, self.pindex[d]] = g
+                ideal = sorted((g for g in rels.values() if g > 0), reverse=True)[:10]
+                idcg[i] = sum(g / np.log2(j + 2) for j, g in enumerate(ideal))
+            self._gain[split] = (G, idcg)
+        G, idcg = self._gain[split]
+        M = S[self.rows[split]] if S.shape[0] == len(self.qids) else S
+        top = np.argpartition(-M, 30, axis=1)[:, :30]
+        vals = np.take_along_axis(M, top, axis=1)
+        order = np.lexsort((top, -vals), axis=1)[:, :10]
+        cols = np.take_along_axis(top, order, axis=1)
+        ok = np.isfinite(np.take_along_axis(vals, order, axis=1))
+        gains = np.take_along_axis(G, cols, axis=1) * ok
+        dcg = (gains / np.log2(np.arange(2, 12))).sum(axis=1)
+        return float(np.mean(dcg / idcg))
 
     def score(self, S: np.ndarray, split: str) -> dict[str, float]:
         return evaluate(self.run(S, split), self.qrels[split])
@@ -311,13 +338,15 @@ def best(results: dict, n: int = 1):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller grids (for a smoke test)")
+    ap.add_argument("--chunk-sizes", type=int, nargs="+", default=list(CHUNK_SIZES))
     args = ap.parse_args()
+    sizes = tuple(args.chunk_sizes)
     B = Bench()
     log(f"{len(B.papers)} papers, train {len(B.rows['train'])} / test {len(B.rows['test'])} queries")
     trainlog: list[tuple[str, float]] = []
 
     def tr(label: str, S: np.ndarray) -> float:
-        v = B.ndcg(S, "train")
+        v = B.fast_ndcg10(S, "train")
         trainlog.append((label, v))
         log(f"train nDCG@10 {v:.4f}  {label}")
         return v
@@ -340,7 +369,7 @@ def main() -> None:
     for k1, b in itertools.product(k1s, bs):
         bm(BM25Cfg(b0.units, b0.title, b0.stopwords, b0.stem, k1, b))
     b1 = best(bres)[0][0]
-    for units in [f"chunks{m}" for m in CHUNK_SIZES]:
+    for units in [f"chunks{m}" for m in sizes]:
         bm(BM25Cfg(units, b1.title, b1.stopwords, b1.stem, b1.k1, b1.b))
     b2 = best(bres)[0][0]
     if b2.units != "whole":  # k1/b again around the chosen units
@@ -366,7 +395,7 @@ def main() -> None:
 
     dn(DenseCfg("whole"))
     dn(DenseCfg("whole", query_prefix="query: "))
-    for m in CHUNK_SIZES:
+    for m in sizes:
         for pool in ("max", "max+whole", "mean(max,whole)", "top2+whole"):
             dn(DenseCfg(f"chunks{m}", pool))
     dense_choice = best({c: v for c, v in dres.items() if not c.query_prefix})[0][0]
@@ -385,7 +414,7 @@ def main() -> None:
     for dc in [c for c in dres if not c.query_prefix]:
         Sd = dmat[dc][tr_rows]
         for fc in fgrid:
-            fres[(bm_choice, dc, fc)] = B.ndcg(fuse(Sb, Sd, fc), "train")
+            fres[(bm_choice, dc, fc)] = B.fast_ndcg10(fuse(Sb, Sd, fc), "train")
         _norm_cache.clear()
         (k, v), = best({k: v for k, v in fres.items() if k[1] == dc})
         log(f"train nDCG@10 {v:.4f}  best fusion with {dc.label()}: {k[2].label()}")
@@ -395,13 +424,26 @@ def main() -> None:
     for c in [c for c, _ in best(bres, 6)] + [bm_default]:
         Sb = bmat[c][tr_rows]
         for f in [f for f in fgrid if f.method == fc.method and f.depth == fc.depth]:
-            fres[(c, dc, f)] = B.ndcg(fuse(Sb, Sd, f), "train")
+            fres[(c, dc, f)] = B.fast_ndcg10(fuse(Sb, Sd, f), "train")
         _norm_cache.clear()
     (bc, dc, fc), v = best(fres)[0]
+    assert abs(v - B.ndcg(fuse(bmat[bc], dmat[dc], fc), "train")) < 1e-9  # fast path == metrics.py
     log(f"CHOSEN on train ({v:.4f}): {bc.label()} + {dc.label()} + {fc.label()}")
-    near = [(k, x) for k, x in best(fres, 15)]
-    print("\nTop fused configurations on train (nDCG@10):")
-    for (b_, d_, f_), x in near:
+    print("\n== Train nDCG@10, every configuration scored (in search order) ==")
+    for label, x in trainlog:
+        print(f"  {x:.4f}  {label}")
+    print("\n== Train nDCG@10: best fusion per dense configuration (BM25 = its train choice) ==")
+    for d_ in [c for c in dres if not c.query_prefix]:
+        (k, x), = best({k: x for k, x in fres.items() if k[1] == d_ and k[0] == bm_choice})
+        print(f"  {x:.4f}  {d_.label():<40} {k[2].label()}")
+    print("\n== Train nDCG@10: best per fusion method and depth (chosen BM25 and dense) ==")
+    for m, dep in itertools.product(("minmax", "zscore", "rrf"), (100, 1000)):
+        (k, x), = best({k: x for k, x in fres.items()
+                        if k[0] == bc and k[1] == dc and k[2].method == m and k[2].depth == dep} or
+                       {k: x for k, x in fres.items() if k[1] == dc and k[2].method == m and k[2].depth == dep})
+        print(f"  {x:.4f}  {k[2].label()}  (bm25 {k[0].label()})")
+    print("\n== Top 15 fused configurations on train ==")
+    for (b_, d_, f_), x in best(fres, 15):
         print(f"  {x:.4f}  {b_.label()} + {d_.label()} + {f_.label()}")
 
     # --- D. test, once, for the fixed rows
@@ -414,6 +456,7 @@ def main() -> None:
          fuse(bmat[bm_default], dmat[DenseCfg("whole")], FuseCfg("rrf", 0.5, 60, 100))),
         ("pre-tuning defaults: BM25 default + dense chunks800 max, minmax w=0.5 depth 100",
          fuse(bmat[bm_default], dmat[DenseCfg("chunks800", "max")], FuseCfg("minmax", 0.5, depth=100))),
+        (f"ablation: chosen dense + chosen fusion, BM25 default", fuse(bmat[bm_default], dmat[dc], fc)),
         (f"FUSED chosen: {fc.label()}", fuse(bmat[bc], dmat[dc], fc)),
     ]
     if dense_choice != dc:
@@ -422,12 +465,8 @@ def main() -> None:
     for label, S in rows:
         t = B.score(S, "test")
         print(f"{label:<92} {B.ndcg(S, 'train'):>13.4f} {t['ndcg@10']:>12.4f} {t['recall@100']:>10.4f} {t['mrr@10']:>11.4f}")
-    print(f"\nwall time {time.time() - T0:.0f}s (embeddings from cache where present)")
-    # per-query nDCG of the chosen config on test, for significance checks elsewhere
-    Sfin = rows[-1][1]
-    pq = per_query(B.run(Sfin, "test"), B.qrels["test"], ndcg_at_k, 10)
-    np.save("/tmp/scifact_emb/chosen_test_perquery.npy", np.array([pq[q] for q in sorted(pq)]))
-    _ = (recall_at_k, mrr_at_k, field)
+    print(f"\nCHOSEN: {bc.label()} + {dc.label()} + {fc.label()}")
+    print(f"wall time {time.time() - T0:.0f}s (embeddings from cache where present)")
 
 
 if __name__ == "__main__":

@@ -84,11 +84,11 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
                           mode=mode, abstained=True, nearest=hits)
     else:
         # Retrieval used the carried-over topic; the sentences are picked for what the follow-up asks.
-        draft = compose(question, hits, library.embedder, settings.ask.max_sentences)
+        draft = compose(question, hits, library.text_embedder, settings.ask.max_sentences)
         if on_token:
             for s in re.split(r"(?<=\]\.) ", draft):
                 on_token(s + " ")
-    checked = check(draft, [h.paper for h in hits], library.embedder, require_citations=use_llm)
+    checked = check(draft, [h.paper for h in hits], library.text_embedder, require_citations=use_llm)
     if use_llm and not checked.citations:
         checked.flags.append("the model cited none of the sources; its answer is shown unverified")
     return Answer(question=question, answer=checked.text, mode=mode, citations=checked.citations,

