@@ -35,7 +35,9 @@ def public_url(url: str | None) -> str:
 
     from .errors import redact
 
-    u = urlsplit(url)
-    host = u.hostname or ""
-    netloc = f"{host}:{u.port}" if u.port else host
-    return redact(urlunsplit((u.scheme, netloc, u.path, "", "")))
+    try:
+        u = urlsplit(url)
+        netloc = u.netloc.rsplit("@", 1)[-1]  # drop user:password@, keep host:port as written
+        return redact(urlunsplit((u.scheme, netloc, u.path, "", "")))
+    except ValueError:
+        return "(an invalid URL)"

@@ -271,8 +271,6 @@ def test_real_terminal_output_in_llm_mode_holds_no_key(base, home, llm_server):
     assert time.monotonic() - t < 60
 
 
-@pytest.mark.xfail(strict=True, reason="rag.llm.describe() shows OPENAI_BASE_URL unredacted in the UI/CLI status "
-                                       "line; a key pasted into the URL would show (rag/llm.py, not fixed here)")
 def test_status_line_hides_a_key_pasted_into_the_base_url(env):
     from rag.llm import describe
     from rag.settings import Settings
