@@ -33,6 +33,13 @@ def user_message(exc: BaseException) -> str | None:
             return redact(str(exc))
     except ImportError:
         pass
+    if type(exc).__module__.startswith("chromadb") and type(exc).__name__ == "InternalError" and any(
+            w in str(exc) for w in ("hnsw", "compactor", "pickle")):
+        # Embedded Chroma writes its index files in place: a crash at the wrong moment can leave them
+        # unloadable. Chunk indexes are rebuilt by the library; this is what it cannot rebuild.
+        return redact("the library's Chroma store cannot be loaded (damaged by a crash while Chroma was saving "
+                      "it?): ingest your files again into a new library (PAPERCHAT_LIBRARY=...) — Chroma says: "
+                      + str(exc).splitlines()[0][:160])
     try:
         import pydantic
 

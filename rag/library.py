@@ -68,6 +68,8 @@ def _lock_is_stale(meta: dict) -> bool:
         return True
 
 
+_REBUILD = "dirty-rebuild-"  # the generation stamp while the chunk collection is rebuilt (see _repair_store)
+
 # (store handle, library) -> the generation this process's view of the store is current for.
 _VIEWS: dict[tuple[int, str], str] = {}
 
@@ -174,7 +176,10 @@ class Library:
     # -- generation and caches -------------------------------------------------------------
 
     def _current_generation(self) -> str:
-        col = self.client.get_collection(self._papers.name)
+        col = self.client.get_collection(self._papers.name, embedding_function=None)
+        if col.id != self._papers.id:  # another Library in this process rebuilt the store (a repair)
+            self._papers = col
+            self._chunks = self.client.get_collection(self._chunks.name, embedding_function=None)
         return (col.metadata or {}).get("generation", "new")
 
     def _set_generation(self, gen: str) -> None:
@@ -198,19 +203,31 @@ class Library:
             api.start()  # fresh bindings for every handle on this store; calls under way finish on the old
         _VIEWS[key] = gen
 
-    def refresh(self) -> None:
+    def refresh(self, _repaired: bool = False) -> None:
         """Bring the catalogue and lexical index up to the store's current generation."""
         gen = self._current_generation()
         if gen == self._generation:
             return
         self._catch_up_with_other_processes(gen)
+        if gen.startswith(_REBUILD) and not _repaired:
+            # A chunk rebuild is under way, or was killed half-way: finish it if no one is writing.
+            with contextlib.suppress(LibraryBusy):
+                with self._write_lock(timeout=0):
+                    if self._repair_store():
+                        return
         cache = self.dir / f"cache-{gen}"
         if not gen.startswith("dirty") and (cache / "done").exists():
             with open(cache / "catalogue.pkl", "rb") as f:
                 self.catalogue = pickle.load(f)
             self.lexical = LexicalIndex.load(cache / "lexical")
         else:
-            self._rebuild_caches(gen)
+            try:
+                self._rebuild_caches(gen)
+            except Exception as exc:  # noqa: BLE001
+                if _repaired:
+                    raise
+                self._repair_after(exc)
+                return self.refresh(_repaired=True)
         self._generation = gen
 
     def _read_all(self, col, include: list[str]) -> Iterator[dict]:
@@ -268,7 +285,11 @@ class Library:
         want = [i for i in dict.fromkeys(ids) if i in self.catalogue]
         if not want:
             return {}
-        got = self._papers.get(ids=want, include=["documents", "metadatas"])
+        try:
+            got = self._papers.get(ids=want, include=["documents", "metadatas"])
+        except Exception as exc:  # noqa: BLE001
+            self._repair_after(exc)
+            got = self._papers.get(ids=want, include=["documents", "metadatas"])
         return {pid: _paper_from_meta(pid, m or {}, doc or "")
                 for pid, doc, m in zip(got["ids"], got["documents"], got["metadatas"])}
 
@@ -312,7 +333,10 @@ class Library:
         try:
             res = self._chunks.query(query_embeddings=[vector.tolist()], n_results=min(n, total), where=where or None,
                                      include=include)
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001
+            if not self._store_readable():
+                self._repair_after(exc)
+                return self.dense(vector, n, where)
             if not where or self.settings.chroma_url:
                 raise
             # Embedded store while another process writes to it: this process's vector index lags its
@@ -329,7 +353,11 @@ class Library:
     def chunk_texts(self, ids: list[str]) -> dict[str, str]:
         if not ids:
             return {}
-        got = self._chunks.get(ids=list(dict.fromkeys(ids)), include=["documents"])
+        try:
+            got = self._chunks.get(ids=list(dict.fromkeys(ids)), include=["documents"])
+        except Exception as exc:  # noqa: BLE001
+            self._repair_after(exc)
+            got = self._chunks.get(ids=list(dict.fromkeys(ids)), include=["documents"])
         return dict(zip(got["ids"], got["documents"]))
 
     # -- writing ---------------------------------------------------------------------------
@@ -435,6 +463,7 @@ class Library:
             report.seconds = time.perf_counter() - t0
             return report
         with self._write_lock():
+            self._repair_store()
             self.refresh()
             was_dirty = self._generation.startswith("dirty")
             gen_dirty = f"dirty-{uuid.uuid4().hex}"
@@ -562,6 +591,133 @@ class Library:
             self._chunks.delete(ids=stale[s : s + _PAGE])
         gone = set(ids)
         self.catalogue = {k: v for k, v in self.catalogue.items() if k not in gone}
+
+    # -- repair -----------------------------------------------------------------------------
+    # Embedded Chroma writes its HNSW files in place: `kill -9` at the wrong moment (about one kill in
+    # 40 in the kill loop on 2 cores) can leave a collection it cannot load again, for every read ("Error
+    # deserializing pickle file", "Failed to apply logs to the hnsw segment writer"). Both collections
+    # are rebuilt from what survives: the paper records from Chroma's SQLite file (transactional), the
+    # chunks from the records. A Chroma server is not affected.
+
+    def _readable(self, col) -> bool:
+        if self.settings.chroma_url:
+            return True
+        try:
+            col.count()
+            return True
+        except Exception as exc:  # noqa: BLE001
+            if type(exc).__name__ == "InternalError":
+                return False
+            raise
+
+    def _store_readable(self) -> bool:
+        return self._readable(self._papers) and self._readable(self._chunks)
+
+    def _repair_after(self, exc: Exception) -> None:
+        """A read failed: rebuild what Chroma cannot load, unless a writer is at work; else re-raise."""
+        if self.settings.chroma_url or self._store_readable():
+            raise exc
+        try:
+            with self._write_lock(timeout=0):
+                self._repair_store()
+        except LibraryBusy:
+            raise LibraryError(f"library {self.name!r}: Chroma cannot load the store and an ingest is writing to "
+                               f"it; try again when it has finished") from exc
+
+    def _repair_store(self) -> bool:
+        """With the write lock held: rebuild the collections Chroma cannot load. True if it did."""
+        if self.settings.chroma_url:
+            return False
+        records_ok = self._readable(self._papers)
+        if not records_ok:
+            self._rebuild_records()
+        if records_ok and self._readable(self._chunks) and not self._current_generation().startswith(_REBUILD):
+            return False  # (a rebuild stamp without a writer: a rebuild was killed half-way; do it again)
+        self._rebuild_vectors()
+        return True
+
+    def _salvage_records(self) -> list[tuple[str, str, dict]]:
+        """(paper_id, abstract, metadata) of every record, read from Chroma's SQLite metadata segment."""
+        import sqlite3
+
+        con = sqlite3.connect(f"file:{self.settings.home / 'chroma' / 'chroma.sqlite3'}?mode=ro", uri=True)
+        try:
+            seg = con.execute("SELECT id FROM segments WHERE collection = ? AND scope = 'METADATA'",
+                              (str(self._papers.id),)).fetchone()
+            rows = con.execute(
+                "SELECT e.embedding_id, m.key, m.string_value, m.int_value, m.float_value, m.bool_value "
+                "FROM embeddings e JOIN embedding_metadata m ON m.id = e.id WHERE e.segment_id = ?",
+                (seg[0] if seg else "",)).fetchall()
+        finally:
+            con.close()
+        docs: dict[str, str] = {}
+        metas: dict[str, dict] = {}
+        for pid, key, sv, iv, fv, bv in rows:
+            if key == "chroma:document":
+                docs[pid] = sv or ""
+            else:
+                metas.setdefault(pid, {})[key] = (sv if sv is not None else iv if iv is not None else
+                                                  fv if fv is not None else bool(bv) if bv is not None else None)
+        return [(pid, docs.get(pid, ""), m) for pid, m in metas.items() if "hash" in m]
+
+    def _rebuild_records(self) -> None:
+        import logging
+
+        recs = self._salvage_records()
+        logging.getLogger(__name__).warning("library %r: Chroma cannot load the paper records; restoring %d of them "
+                                            "from its SQLite file", self.name, len(recs))
+        name = self._papers.name
+        with contextlib.suppress(Exception):
+            self.client.delete_collection(name)
+        self._papers = self.client.get_or_create_collection(
+            name, embedding_function=None, metadata={"embedder": self._model, "generation": f"dirty-{uuid.uuid4().hex}"})
+        for s in range(0, len(recs), _PAGE):
+            part = recs[s : s + _PAGE]
+            self._papers.upsert(ids=[r[0] for r in part], embeddings=[[1.0]] * len(part),
+                                documents=[r[1] for r in part], metadatas=[r[2] for r in part])
+        self.catalogue = {pid: m for pid, _, m in recs}
+
+    def _rebuild_vectors(self) -> int:
+        """Rebuild the chunk collection from the paper records (which hold the abstracts): chunks and
+        vectors are derived data, and the embedding cache makes re-embedding cheap. Also after the records
+        were restored, so that chunks and records agree whatever the crash left. Call with the write lock
+        held. Returns the number of papers re-indexed."""
+        import logging
+
+        logging.getLogger(__name__).warning("library %r: rebuilding the chunk vector index from the %d paper records",
+                                            self.name, self._papers.count())
+        self._set_generation(f"{_REBUILD}{uuid.uuid4().hex}")
+        name = self._chunks.name
+        with contextlib.suppress(Exception):
+            self.client.delete_collection(name)
+        self._chunks = self.client.get_or_create_collection(
+            name, embedding_function=None, configuration={"hnsw": {"space": "cosine", "ef_search": 200}})
+        count = getattr(self.embedder, "count_tokens", None)
+        cs = self.settings.chunk
+        done = 0
+        for got in self._read_all(self._papers, ["documents", "metadatas"]):
+            papers = [_paper_from_meta(pid, m or {}, doc or "") for pid, doc, m in
+                      zip(got["ids"], got["documents"], got["metadatas"])]
+            metas = {pid: dict(m or {}) for pid, m in zip(got["ids"], got["metadatas"])}
+            for s in range(0, len(papers), _BATCH):
+                part = papers[s : s + _BATCH]
+                chunks = [c for p in part for c in chunk_paper(p, cs.max_chars, cs.max_tokens, count)]
+                vecs = embed_with_cache(self.embedder, [c.text for c in chunks], self._cache)
+                self._chunks.upsert(ids=[c.chunk_id for c in chunks], embeddings=vecs,
+                                    documents=[c.text for c in chunks],
+                                    metadatas=[{"paper_id": c.paper_id, "n": c.n, "venue": metas[c.paper_id].get("venue", ""),
+                                                "year": metas[c.paper_id].get("year") or 0} for c in chunks])
+                n_of: dict[str, int] = {}
+                for c in chunks:
+                    n_of[c.paper_id] = n_of.get(c.paper_id, 0) + 1
+                moved = [p.paper_id for p in part if int(metas[p.paper_id].get("n_chunks", 0)) != n_of.get(p.paper_id, 0)]
+                if moved:  # chunking settings changed since: the records follow
+                    self._papers.update(ids=moved, metadatas=[{**metas[i], "n_chunks": n_of.get(i, 0)} for i in moved])
+                done += len(part)
+        self._set_generation(uuid.uuid4().hex)
+        self._generation = None
+        self.refresh()
+        return done
 
     def _sweep_orphans(self) -> None:
         """After a crash: drop chunks whose paper record was never written."""
