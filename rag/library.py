@@ -35,6 +35,7 @@ from .settings import Settings
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 _BATCH = 128  # papers per write: small enough to lose little to a crash, large enough to batch the embedder
 _PAGE = 5000  # rows per Chroma read/write call (under its max batch size)
+_CACHE_FORMAT = "v2"  # bump when the cached catalogue or lexical index changes shape (v2: BM25 over papers)
 
 
 _LOCK_BEAT = 5.0  # seconds between heartbeats of a server-side write lock
@@ -215,7 +216,7 @@ class Library:
                 with self._write_lock(timeout=0):
                     if self._repair_store():
                         return
-        cache = self.dir / f"cache-{gen}"
+        cache = self.dir / f"cache-{_CACHE_FORMAT}-{gen}"
         if not gen.startswith("dirty") and (cache / "done").exists():
             with open(cache / "catalogue.pkl", "rb") as f:
                 self.catalogue = pickle.load(f)
@@ -263,7 +264,7 @@ class Library:
             pickle.dump(catalogue, f, protocol=pickle.HIGHEST_PROTOCOL)
         self.lexical.save(tmp / "lexical")
         (tmp / "done").write_text(gen)
-        target = self.dir / f"cache-{gen}"
+        target = self.dir / f"cache-{_CACHE_FORMAT}-{gen}"
         with contextlib.suppress(OSError):
             os.replace(tmp, target)
         for old in self.dir.glob("cache-*"):
@@ -324,12 +325,16 @@ class Library:
         return self.embedder.embed_array([text])[0]
 
     def dense(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, str, float, str]]:
-        """Nearest chunks: (chunk_id, paper_id, cosine similarity, chunk text), best first."""
+        """Nearest chunks: (chunk_id, paper_id, cosine similarity, ""), best first.
+
+        Only distances come back from Chroma (a chunk id names its paper): asking for metadatas and
+        documents of 800 results costs 16 ms against 4 ms (bench/latency.py); the few chunk texts
+        shown are fetched afterwards with chunk_texts()."""
         self.refresh()
         total = self.n_chunks
         if total == 0:
             return []
-        include = ["metadatas", "distances", "documents"]
+        include = ["distances"]
         try:
             res = self._chunks.query(query_embeddings=[vector.tolist()], n_results=min(n, total), where=where or None,
                                      include=include)
@@ -344,10 +349,12 @@ class Library:
             res = self._chunks.query(query_embeddings=[vector.tolist()], n_results=min(max(4 * n, 400), total),
                                      include=include)
         out = []
-        for cid, m, d, doc in zip(res["ids"][0], res["metadatas"][0], res["distances"][0], res["documents"][0]):
-            pid = (m or {}).get("paper_id", "")
-            if pid in self.catalogue and _admits(where, m or {}):
-                out.append((cid, pid, 1.0 - float(d), doc or ""))
+        catalogue = self.catalogue
+        for cid, d in zip(res["ids"][0], res["distances"][0]):
+            pid = cid.rsplit("#", 1)[0]
+            meta = catalogue.get(pid)
+            if meta is not None and _admits(where, meta):
+                out.append((cid, pid, 1.0 - float(d), ""))
         return out[:n]
 
     def chunk_texts(self, ids: list[str]) -> dict[str, str]:

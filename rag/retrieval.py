@@ -76,7 +76,7 @@ def search(library: Library, query: str, k: int = 10, filters: Filters | None = 
         filters = filters.model_copy(update={"venue": spelled.get(filters.venue.lower(), filters.venue)})
     # Dense: nearest chunks, pooled to papers (a paper scores as its best chunk).
     dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, filters.chroma_where())
-    texts = {cid: doc for cid, _, _, doc in dense_rows}
+    texts = {cid: doc for cid, _, _, doc in dense_rows if doc}
     pooled = _pool([(cid, pid, s) for cid, pid, s, _ in dense_rows])
     dense = dict(sorted(pooled.items(), key=lambda kv: -kv[1][0])[:n])
     # Lexical: BM25 over whole papers, restricted to the filter's papers when there is one.
