@@ -35,6 +35,7 @@ from rag.library import Library  # noqa: E402
 from rag.llm import describe  # noqa: E402
 from rag.retrieval import Filters, search  # noqa: E402
 from rag.settings import Settings  # noqa: E402
+from rag.tasks.summarise import to_bibtex as _to_bibtex  # noqa: E402
 
 from . import render  # noqa: E402
 from .render import h, md  # noqa: E402
@@ -79,11 +80,6 @@ def _task(module: str, name: str) -> Callable | None:
             return None
         raise
     return getattr(mod, name, None)
-
-
-def to_bibtex(citations) -> str:
-    fn = _task("summarise", "to_bibtex")
-    return fn(citations) if fn else render.bibtex(citations)
 
 
 def _accepts(fn: Callable, name: str) -> bool:
@@ -353,7 +349,7 @@ class PaperchatUI:
         md_path = d / f"paperchat-{turn:02d}.md"
         bib_path = d / f"paperchat-{turn:02d}.bib"
         md_path.write_text(rendered.export_md, encoding="utf-8")
-        bib_path.write_text(to_bibtex(rendered.citations) if rendered.citations else "% no references\n",
+        bib_path.write_text(_to_bibtex(rendered.citations) if rendered.citations else "% no references\n",
                             encoding="utf-8")
         return str(md_path), str(bib_path)
 
