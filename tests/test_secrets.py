@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from procs import free_port
 import pytest
 
 from conftest import SEEDS
@@ -97,14 +97,6 @@ def llm_server():
     srv.server_close()
 
 
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     """The seeds in a fake-embedder library, built once for the module."""
@@ -171,7 +163,7 @@ def test_extractive_commands_never_show_the_key(argv, env, capsys, caplog):
 
 def _llm_cases(server: str) -> list[tuple[str, str, bool]]:
     """(base URL, what it is, whether commands succeed)"""
-    port = closed_port()
+    port = free_port()
     return [
         (f"http://127.0.0.1:{port}/v1", "unreachable loopback port", False),
         ("not a url at all", "malformed base URL", False),
@@ -258,7 +250,7 @@ def _subprocess(argv: list[str], **env_extra: str) -> subprocess.CompletedProces
 @pytest.mark.parametrize("base", ["closed", "url-with-key", "echo-500"])
 def test_real_terminal_output_in_llm_mode_holds_no_key(base, home, llm_server):
     """As a user's terminal sees it: a real process, its whole stdout and stderr."""
-    port = closed_port()
+    port = free_port()
     url = {"closed": f"http://127.0.0.1:{port}/v1", "url-with-key": f"http://k:{SENTINEL}@127.0.0.1:{port}/v1",
            "echo-500": f"{llm_server}/e500/v1"}[base]
     t = time.monotonic()

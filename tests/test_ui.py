@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import socket
 import time
 from pathlib import Path
 
+from procs import free_port
 import pytest
 
 pytestmark = [pytest.mark.slow,
@@ -22,12 +22,6 @@ pytestmark = [pytest.mark.slow,
 QUESTION = "How can a widened residual stream keep the identity-mapping property so that large-scale training stays stable?"
 CLAIM = "Projecting the residual connection space onto a manifold restores the identity mapping of hyper-connections."
 MHC = "Manifold-Constrained Hyper-Connections"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def text_of(message: dict) -> str:
