@@ -69,6 +69,7 @@ def _lock_is_stale(meta: dict) -> bool:
         return True
 
 
+_WRITING = "writing"  # in the library folder while a process holds the write lock (embedded store)
 _REBUILD = "dirty-rebuild-"  # the generation stamp while the chunk collection is rebuilt (see _repair_store)
 
 # (store handle, library) -> the generation this process's view of the store is current for.
@@ -160,8 +161,11 @@ class Library:
             configuration={"hnsw": {"space": "cosine", "ef_search": 200}},
         )
         self._papers = self.client.get_or_create_collection(
-            f"paperchat-{self.name}-papers", embedding_function=None, metadata={"embedder": model, "generation": "new"}
+            f"paperchat-{self.name}-papers", embedding_function=None,
+            metadata={"embedder": model, "generation": "new", "chunking": self._chunking_wanted()},
         )
+        # How the stored chunks were cut; an ingest under other chunk settings re-cuts them all.
+        self._chunking = (self._papers.metadata or {}).get("chunking") or self._chunking_wanted()
         built_with = (self._papers.metadata or {}).get("embedder")
         if built_with and built_with != model:
             raise LibraryError(f"library {self.name!r} was built with embedder {built_with}, not {model}; "
@@ -173,19 +177,26 @@ class Library:
         self._generation: str | None = None
         self.catalogue: dict[str, dict] = {}
         self.lexical = LexicalIndex()
+        self._check_after_dead_writer()
 
     # -- generation and caches -------------------------------------------------------------
+
+    def _chunking_wanted(self) -> str:
+        cs = self.settings.chunk
+        return f"{cs.max_chars} chars/{cs.max_tokens} tokens"
 
     def _current_generation(self) -> str:
         col = self.client.get_collection(self._papers.name, embedding_function=None)
         if col.id != self._papers.id:  # another Library in this process rebuilt the store (a repair)
             self._papers = col
             self._chunks = self.client.get_collection(self._chunks.name, embedding_function=None)
-        return (col.metadata or {}).get("generation", "new")
+        meta = col.metadata or {}
+        self._chunking = meta.get("chunking") or self._chunking  # another process may have re-cut the chunks
+        return meta.get("generation", "new")
 
     def _set_generation(self, gen: str) -> None:
         _VIEWS[self._view_key()] = gen  # this process wrote it, so its view of the store has it
-        self._papers.modify(metadata={"embedder": self._model, "generation": gen})
+        self._papers.modify(metadata={"embedder": self._model, "generation": gen, "chunking": self._chunking})
 
     def _view_key(self) -> tuple[int, str]:
         return id(getattr(self.client, "_server", self.client)), self.name
@@ -199,6 +210,7 @@ class Library:
         seen = _VIEWS.setdefault(key, gen)
         if seen == gen or self.settings.chroma_url:
             return
+        self._check_after_dead_writer()  # before this process reloads files a killed writer may have torn
         api = getattr(self.client, "_server", None)
         if api is not None and hasattr(api, "bindings") and hasattr(api, "start"):
             api.start()  # fresh bindings for every handle on this store; calls under way finish on the old
@@ -280,9 +292,11 @@ class Library:
         ps = [_paper_from_meta(pid, m) for pid, m in self.catalogue.items()]
         return sorted(ps, key=lambda p: (p.source, p.position, p.paper_id))
 
-    def get_papers(self, ids: list[str]) -> dict[str, Paper]:
-        """Full papers, abstracts included, for the given ids (those in the catalogue)."""
-        self.refresh()
+    def get_papers(self, ids: list[str], refresh: bool = True) -> dict[str, Paper]:
+        """Full papers, abstracts included, for the given ids (those in the catalogue). `refresh=False`
+        keeps the view a caller has just refreshed (a search checks the generation once, not per call)."""
+        if refresh:
+            self.refresh()
         want = [i for i in dict.fromkeys(ids) if i in self.catalogue]
         if not want:
             return {}
@@ -309,6 +323,7 @@ class Library:
         return {
             "library": self.name, "papers": len(self.catalogue), "chunks": self.n_chunks,
             "store": self.settings.chroma_url or str(self.settings.home / "chroma"), "embedder": self._model,
+            "chunking": self._chunking,
             "venues": dict(sorted(venues.items())), "years": dict(sorted(years.items())),
         }
 
@@ -324,13 +339,15 @@ class Library:
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_array([text])[0]
 
-    def dense(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, str, float, str]]:
+    def dense(self, vector: np.ndarray, n: int, where: dict | None = None,
+              refresh: bool = True) -> list[tuple[str, str, float, str]]:
         """Nearest chunks: (chunk_id, paper_id, cosine similarity, ""), best first.
 
         Only distances come back from Chroma (a chunk id names its paper): asking for metadatas and
         documents of 800 results costs 16 ms against 4 ms (bench/latency.py); the few chunk texts
         shown are fetched afterwards with chunk_texts()."""
-        self.refresh()
+        if refresh:
+            self.refresh()
         total = self.n_chunks
         if total == 0:
             return []
@@ -390,7 +407,14 @@ class Library:
                 with self._store_lock(deadline, timeout):
                     yield
             else:
-                yield
+                # The marker outlives a writer that dies mid-write; the next lock holder checks the store.
+                marker = self.dir / _WRITING
+                self._recover_from_dead_writer()
+                marker.write_text(str(os.getpid()))
+                try:
+                    yield
+                finally:
+                    marker.unlink(missing_ok=True)
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
             fh.close()
@@ -470,7 +494,13 @@ class Library:
             report.seconds = time.perf_counter() - t0
             return report
         with self._write_lock():
-            self._repair_store()
+            if not self._repair_store() and self._chunking != self._chunking_wanted() and self._papers.count():
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "library %r was chunked at %s; re-chunking it at %s (PAPERCHAT_CHUNK__MAX_CHARS) first",
+                    self.name, self._chunking, self._chunking_wanted())
+                self._rebuild_vectors()
             self.refresh()
             was_dirty = self._generation.startswith("dirty")
             gen_dirty = f"dirty-{uuid.uuid4().hex}"
@@ -631,6 +661,35 @@ class Library:
             raise LibraryError(f"library {self.name!r}: Chroma cannot load the store and an ingest is writing to "
                                f"it; try again when it has finished") from exc
 
+    def _check_after_dead_writer(self) -> None:
+        """Embedded store: if a writer died holding the write lock (its marker is left and the lock is
+        free), check the store before this process loads it. A live writer checked it itself."""
+        if self.settings.chroma_url or not (self.dir / _WRITING).exists():
+            return
+        with contextlib.suppress(LibraryBusy):
+            with self._write_lock(timeout=0):
+                pass  # taking the lock runs the check (_recover_from_dead_writer)
+
+    def _recover_from_dead_writer(self) -> None:
+        """With the write lock held: the last writer was killed mid-write if its marker is still here.
+        Chroma may then crash this process loading what it left (see rag.storecheck), so a child process
+        loads the collections first; what it cannot load is rebuilt without ever being loaded here."""
+        import logging
+
+        from .storecheck import failing
+
+        if not (self.dir / _WRITING).exists():
+            return
+        bad = failing(self.settings.home / "chroma", [self._papers.name, self._chunks.name])
+        if bad:
+            logging.getLogger(__name__).warning(
+                "library %r: the last ingest was killed mid-write and Chroma cannot load %s; rebuilding",
+                self.name, " and ".join(bad))
+            if self._papers.name in bad:
+                self._rebuild_records()
+            self._rebuild_vectors()
+        (self.dir / _WRITING).unlink(missing_ok=True)
+
     def _repair_store(self) -> bool:
         """With the write lock held: rebuild the collections Chroma cannot load. True if it did."""
         if self.settings.chroma_url:
@@ -647,7 +706,8 @@ class Library:
         """(paper_id, abstract, metadata) of every record, read from Chroma's SQLite metadata segment."""
         import sqlite3
 
-        con = sqlite3.connect(f"file:{self.settings.home / 'chroma' / 'chroma.sqlite3'}?mode=ro", uri=True)
+        # Not read-only: after a kill, SQLite may have to recover the write-ahead log first.
+        con = sqlite3.connect(self.settings.home / "chroma" / "chroma.sqlite3", timeout=30)
         try:
             seg = con.execute("SELECT id FROM segments WHERE collection = ? AND scope = 'METADATA'",
                               (str(self._papers.id),)).fetchone()
@@ -677,7 +737,8 @@ class Library:
         with contextlib.suppress(Exception):
             self.client.delete_collection(name)
         self._papers = self.client.get_or_create_collection(
-            name, embedding_function=None, metadata={"embedder": self._model, "generation": f"dirty-{uuid.uuid4().hex}"})
+            name, embedding_function=None, metadata={"embedder": self._model, "generation": f"dirty-{uuid.uuid4().hex}",
+                                                     "chunking": self._chunking})
         for s in range(0, len(recs), _PAGE):
             part = recs[s : s + _PAGE]
             self._papers.upsert(ids=[r[0] for r in part], embeddings=[[1.0]] * len(part),
@@ -721,6 +782,7 @@ class Library:
                 if moved:  # chunking settings changed since: the records follow
                     self._papers.update(ids=moved, metadatas=[{**metas[i], "n_chunks": n_of.get(i, 0)} for i in moved])
                 done += len(part)
+        self._chunking = self._chunking_wanted()
         self._set_generation(uuid.uuid4().hex)
         self._generation = None
         self.refresh()

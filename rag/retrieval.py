@@ -28,16 +28,6 @@ class Filters(BaseModel):
             return None
         return conds[0] if len(conds) == 1 else {"$and": conds}
 
-    def admits(self, meta: dict) -> bool:
-        if self.venue and (meta.get("venue") or "").lower() != self.venue.lower():
-            return False
-        year = meta.get("year") or 0
-        if self.year_from is not None and year < self.year_from:
-            return False
-        if self.year_to is not None and year > self.year_to:
-            return False
-        return True
-
     def __bool__(self) -> bool:
         return bool(self.venue or self.year_from is not None or self.year_to is not None)
 
@@ -59,34 +49,68 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
     return {k: ((v - lo) / span if span > 0 else 1.0) for k, v in scores.items()}
 
 
+class _Facets:
+    """Venue and year of every paper, in lexical-index order, as arrays: a filter's BM25 mask is then a
+    few vector comparisons (at 87k papers a Python loop over the catalogue cost 27 ms per query)."""
+
+    def __init__(self, catalogue: dict[str, dict], ids: list[str]):
+        import numpy as np
+
+        metas = [catalogue.get(pid, {}) for pid in ids]
+        venues = [m.get("venue") or "" for m in metas]
+        self.spelled = {v.lower(): v for v in venues}  # any spelling -> the stored one
+        self._codes = {v: i for i, v in enumerate(sorted(self.spelled))}
+        self._venue = np.array([self._codes[v.lower()] for v in venues], dtype=np.int32)
+        self._year = np.array([int(m.get("year") or 0) for m in metas], dtype=np.int32)
+
+    @classmethod
+    def of(cls, library: Library, catalogue: dict[str, dict], lexical) -> "_Facets":
+        """Built once per catalogue and lexical index (both are replaced, never changed, on refresh)."""
+        memo = getattr(library, "_facets_memo", None)
+        if memo is None or memo[0] is not catalogue or memo[1] is not lexical:
+            memo = (catalogue, lexical, cls(catalogue, lexical.ids))
+            library._facets_memo = memo
+        return memo[2]
+
+    def mask(self, filters: Filters):
+        import numpy as np
+
+        keep = np.ones(len(self._year), dtype=bool)
+        if filters.venue:
+            code = self._codes.get(filters.venue.lower())
+            keep &= (self._venue == code) if code is not None else False
+        if filters.year_from is not None:
+            keep &= self._year >= filters.year_from
+        if filters.year_to is not None:
+            keep &= self._year <= filters.year_to
+        return keep.astype(np.float32)
+
+
 def search(library: Library, query: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
     """The k best papers for the query, one hit each, best first."""
-    import numpy as np
-
     filters = filters or Filters()
     rs = library.settings.retrieval
-    library.refresh()
-    catalogue = library.catalogue  # one snapshot for the whole search (an ingest may swap it)
+    library.refresh()  # once: the calls below keep this view (one generation for the whole search)
+    catalogue, lexical_index = library.catalogue, library.lexical  # an ingest may swap them meanwhile
     if not query.strip() or not catalogue:
         return []
     n = max(rs.candidates, k)
+    facets = _Facets.of(library, catalogue, lexical_index) if filters else None
     # Resolve the venue to the stored spelling so the store's exact-match filter works case-blind.
     if filters.venue:
-        spelled = {(m.get("venue") or "").lower(): m.get("venue") for m in catalogue.values()}
-        filters = filters.model_copy(update={"venue": spelled.get(filters.venue.lower(), filters.venue)})
+        filters = filters.model_copy(update={"venue": facets.spelled.get(filters.venue.lower(), filters.venue)})
     # Dense: nearest chunks, pooled to papers (a paper scores as its best chunk).
-    dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, filters.chroma_where())
+    dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, filters.chroma_where(),
+                               refresh=False)
     texts = {cid: doc for cid, _, _, doc in dense_rows if doc}
     pooled = _pool([(cid, pid, s) for cid, pid, s, _ in dense_rows])
     dense = dict(sorted(pooled.items(), key=lambda kv: -kv[1][0])[:n])
     # Lexical: BM25 over whole papers, restricted to the filter's papers when there is one.
-    mask = None
-    if filters:
-        mask = np.array([filters.admits(catalogue.get(pid, {})) for pid in library.lexical.ids], dtype=np.float32)
-    lexical = {pid: s for pid, s in library.lexical.search(query, n, mask) if pid in catalogue}
+    mask = facets.mask(filters) if filters else None
+    lexical = {pid: s for pid, s in lexical_index.search(query, n, mask) if pid in catalogue}
     fused = fuse({p: s for p, (s, _) in dense.items()}, lexical, rs, len(catalogue))
     top = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-    papers = library.get_papers([pid for pid, _ in top])
+    papers = library.get_papers([pid for pid, _ in top], refresh=False)
     # The text shown is the paper's best dense chunk; a paper found by BM25 alone shows its first chunk.
     best_chunk = {pid: (dense[pid][1] if pid in dense else f"{pid}#0") for pid, _ in top}
     texts.update(library.chunk_texts([c for c in best_chunk.values() if c not in texts]))

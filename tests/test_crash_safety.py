@@ -100,28 +100,17 @@ counts = check_consistent(lib, corpus_vocab(Path(sys.argv[3])), random.Random(in
 print(json.dumps(counts))
 """
 
-CHROMA_TORN = ("embedded Chroma crashed (signal {sig}) loading its own files after `kill -9`: it writes its HNSW "
-               "files in place, and a kill at the wrong moment (or later writes over a torn index) can leave "
-               "files it cannot load without crashing the process. Seen in about 1 kill in 100 on 2 cores. "
-               "paperchat repairs what Chroma reports as an error (see test_a_collection_chroma_cannot_load_is_"
-               "rebuilt), not a crash inside Chroma; a Chroma server (PAPERCHAT_CHROMA_URL) is not exposed.")
-
-
 def check_in_child(home: Path, corpus: Path, seed: int) -> dict:
     """check_consistent in a separate process, as a fresh reader would open the library: a crash inside
     Chroma must not take the test process with it. Adds `repaired`: that reader rebuilt a collection."""
     p = subprocess.run([sys.executable, "-c", CHECK, str(home), str(Path(__file__).parent), str(corpus), str(seed)],
                        cwd=ROOT, env=cli_env(home), capture_output=True, text=True, timeout=300)
-    if p.returncode < 0:
-        pytest.xfail(CHROMA_TORN.format(sig=-p.returncode))
-    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.returncode == 0, f"a fresh reader failed (exit {p.returncode}):\n{p.stderr[-3000:]}"
     return {**json.loads(p.stdout.strip().splitlines()[-1]), "repaired": "rebuilding the chunk vector" in p.stderr}
 
 
 def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
     out, err = proc.communicate(timeout=timeout)
-    if proc.returncode is not None and proc.returncode < 0:
-        pytest.xfail(CHROMA_TORN.format(sig=-proc.returncode))
     assert proc.returncode == 0, err[-3000:]
     return out, err
 
@@ -230,8 +219,6 @@ def test_kill_9_at_random_moments_never_leaves_an_inconsistent_library(tmp_path)
         proc = start_cli(["ingest", str(corpus)], env)
         time.sleep(delay)
         killed = hard_kill(proc)
-        if not killed and proc.returncode < 0:
-            pytest.xfail(CHROMA_TORN.format(sig=-proc.returncode))
         if not killed:
             assert proc.returncode == 0, proc.stderr
         counts = check_in_child(home, corpus, rng.randrange(1 << 30))
@@ -300,9 +287,10 @@ def test_kill_9_while_replacing_edited_abstracts(tmp_path):
         # Back and forth between the versions, so that every run has papers to replace.
         proc = start_cli(["ingest", str((v2 if i % 2 == 0 else v1) / "corpus.jsonl")], env)
         time.sleep(rng.uniform(0.5, 5.0))
-        killed_runs += hard_kill(proc)
-        if proc.returncode is not None and proc.returncode < 0 and proc.returncode != -signal.SIGKILL:
-            pytest.xfail(CHROMA_TORN.format(sig=-proc.returncode))
+        killed = hard_kill(proc)
+        killed_runs += killed
+        if not killed:
+            assert proc.returncode == 0, proc.stderr
         check_in_child(home, v1 / "corpus.jsonl", rng.randrange(1 << 30))
         lib = open_library(settings)
         try:
@@ -339,7 +327,7 @@ def _vector_segment_dir(home: Path, collection_id: str) -> Path | None:
     import sqlite3
 
     db = home / "chroma" / "chroma.sqlite3"
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = sqlite3.connect(db)
     try:
         row = con.execute("SELECT id FROM segments WHERE collection = ? AND scope = 'VECTOR'",
                           (collection_id,)).fetchone()
@@ -348,6 +336,16 @@ def _vector_segment_dir(home: Path, collection_id: str) -> Path | None:
     finally:
         con.close()
     return home / "chroma" / row[0] if row else None
+
+
+def _collection_id(home: Path, name: str) -> str:
+    import sqlite3
+
+    con = sqlite3.connect(home / "chroma" / "chroma.sqlite3")  # (not read-only: a killed writer's log may need recovery)
+    try:
+        return con.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()[0]
+    finally:
+        con.close()
 
 
 @pytest.mark.slow
@@ -406,3 +404,99 @@ def test_a_collection_chroma_cannot_load_is_rebuilt(tmp_path, what):
             assert len(lib.get_papers(sorted(lib.catalogue))) == n
         finally:
             close_library(lib)
+
+
+# Ways to tear a saved HNSW index; with this chromadb, loading the result crashes the process (SIGSEGV)
+# for most of them, depending on what the index held when its writer died. Found by tearing each file of
+# saved indexes in several ways.
+TEARS = {
+    "header-half": ("header.bin", lambda b: b[: len(b) // 2]),
+    "links-zeroed": ("link_lists.bin", lambda b: b[: len(b) // 3] + b"\0" * (len(b) // 3) + b[2 * len(b) // 3:]),
+    "data-garbage": ("data_level0.bin", lambda b: bytes((i * 7 + 13) % 256 for i in range(len(b)))),
+    "data-ones": ("data_level0.bin", lambda b: b"\xff" * len(b)),
+    "header-empty": ("header.bin", lambda b: b""),
+}
+
+
+def tear_until_it_crashes(store: Path, name: str, seg: Path) -> str:
+    """Tear the collection's index so that an unguarded process loading it crashes (or, failing that,
+    errors). Returns what was done, e.g. "header-half: crash (signal 11)"."""
+    erring = None
+    for tear, (fname, how) in TEARS.items():
+        f = seg / fname
+        if not f.exists():
+            continue
+        original = f.read_bytes()
+        f.write_bytes(how(original))
+        p = subprocess.run([sys.executable, "-m", "rag.storecheck", str(store), name], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300, env=cli_env(store.parent))
+        if p.returncode < 0:
+            return f"{tear}: crash (signal {-p.returncode})"
+        if p.returncode > 0 and erring is None:
+            erring = tear
+        f.write_bytes(original)
+    if erring is None:
+        pytest.skip("no tear made this chromadb fail to load the index")
+    fname, how = TEARS[erring]
+    (seg / fname).write_bytes(how((seg / fname).read_bytes()))
+    return f"{erring}: error"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("collection", ["chunks", "papers"])
+def test_files_a_killed_writer_tore_do_not_crash_the_next_reader_or_writer(tmp_path, collection):
+    """An ingest is killed; its HNSW files are left torn so that loading them crashes Chroma (and with
+    it the process). The next reader and the next ingest must not crash: the writer's marker tells them
+    to load the store in a child process first, and what the child cannot load is rebuilt."""
+    from rag.settings import Settings
+    from rag.storecheck import failing
+
+    n = 1100  # Chroma first saves an HNSW index at 1000 entries: the papers collection needs that many
+    corpus = tmp_path / "corpus.jsonl"
+    vocab = write_corpus(corpus, n, seed=43)
+    home = tmp_path / "home"
+    settings = Settings(home=home, embedder="fake")
+    proc = start_cli(["ingest", str(corpus)], cli_env(home))
+    finish(proc)
+    more = tmp_path / "more.jsonl"
+    vocab_more = write_corpus(more, 4000, seed=44, id_prefix="more")
+    done = []
+    for how in ("search", "ingest"):
+        proc = start_cli(["ingest", str(more)], cli_env(home))
+        deadline = time.monotonic() + 120
+        while not (settings.library_dir / "writing").exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # mid-write
+        killed = hard_kill(proc)
+        if not killed:
+            pytest.skip("the ingest finished before the kill; nothing to tear")
+        assert (settings.library_dir / "writing").exists(), "a killed writer leaves its marker"
+        # (Found from Chroma's SQLite file: opening the library here would take the marker's check.)
+        name = f"paperchat-default-{collection}"
+        seg = _vector_segment_dir(home, _collection_id(home, name))
+        if seg is None:
+            pytest.skip("this chromadb version lays out its vector index differently")
+        done.append(tear_until_it_crashes(home / "chroma", name, seg))
+
+        if how == "search":
+            proc = start_cli(["search", " ".join(vocab["syn-00321"][2:6]), "--json"], cli_env(home))
+            out, err = proc.communicate(timeout=200)
+            assert proc.returncode == 0, f"exit {proc.returncode}: {err[-2000:]}"
+            assert json.loads(out)[0]["paper_id"] == "syn-00321"
+        else:
+            proc = start_cli(["ingest", "--json", str(corpus)], cli_env(home))
+            out, err = proc.communicate(timeout=200)
+            assert proc.returncode == 0, f"exit {proc.returncode}: {err[-2000:]}"
+            assert json.loads(out)["unchanged"] == n
+        assert "killed mid-write and Chroma cannot load" in err, err
+        assert not (settings.library_dir / "writing").exists()
+        assert failing(home / "chroma", [name]) == []
+        lib = open_library(settings)
+        try:
+            counts = check_consistent(lib, vocab | vocab_more, random.Random(5), exact_store=True)
+            assert counts["papers"] >= n and not counts["damaged"]
+            assert set(vocab) <= set(lib.catalogue), "papers of the completed ingest were lost"
+        finally:
+            close_library(lib)
+    print(f"\ntorn {collection} index: {done}")

@@ -80,6 +80,27 @@ def test_filters_on_venue_and_year(fake_library, tmp_path):
     assert {h.paper.paper_id for h in search(fake_library, q, 10, Filters(venue="icml"))} == {"p1", "p2"}
     assert {h.paper.paper_id for h in search(fake_library, q, 10, Filters(year_from=2021, year_to=2023))} == {"p1", "p2"}
     assert search(fake_library, q, 10, Filters(venue="ICLR", year_to=2020)) == []
+    assert search(fake_library, q, 10, Filters(venue="AAAI")) == []
+
+
+def test_changed_chunk_settings_recut_the_library_on_the_next_ingest(fake_settings, caplog):
+    """A user who changes PAPERCHAT_CHUNK__MAX_CHARS gets every paper cut the new way, not a mix."""
+    lib = Library(fake_settings)
+    lib.ingest([SEEDS], progress=False)
+    before = chunk_count(lib)
+    assert lib.stats()["chunking"] == "500 chars/256 tokens"
+    finer = fake_settings.model_copy(update={"chunk": fake_settings.chunk.model_copy(update={"max_chars": 250})})
+    lib2 = Library(finer)
+    assert lib2.stats()["chunking"] == "500 chars/256 tokens"  # reading keeps what is stored
+    with caplog.at_level("WARNING"):
+        r = lib2.ingest([SEEDS], progress=False)
+    assert r.unchanged == 76 and "re-chunking it at 250 chars" in caplog.text
+    assert chunk_count(lib2) > 1.3 * before
+    assert chunk_count(lib2) == sum(int(m["n_chunks"]) for m in lib2.catalogue.values())
+    assert Library(finer).stats()["chunking"] == "250 chars/256 tokens"
+    caplog.clear()
+    lib2.ingest([SEEDS], progress=False)
+    assert "re-chunking" not in caplog.text
 
 
 def test_search_returns_one_hit_per_paper(fake_library):
