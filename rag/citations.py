@@ -103,6 +103,7 @@ def check(text: str, sources: list[Paper], embedder, require_citations: bool,
     sents, mats = _similarities(embedder, claims, cited_papers)
 
     best: dict[int, tuple[float, str]] = {}
+    supporting: dict[int, list[str]] = {}  # every supporting sentence per citation (several answer sentences may cite one paper)
     out_sentences: list[tuple[str, list[int]]] = []
     pieces: list[str] = []
     for ci, (s, nums) in enumerate(parsed):
@@ -119,6 +120,8 @@ def check(text: str, sources: list[Paper], embedder, require_citations: bool,
                 flags.append(f"not supported by [{renum[n]}]: “{s}”")
             if renum[n] not in best or sim > best[renum[n]][0]:
                 best[renum[n]] = (sim, ev)
+            if sim >= threshold and ev:
+                supporting.setdefault(renum[n], []).append(ev)
         if not nums and require_citations:
             flags.append(f"uncited: “{s}”")
         out_sentences.append((s, new))
@@ -132,7 +135,8 @@ def check(text: str, sources: list[Paper], embedder, require_citations: bool,
             pieces.append(s)
     citations = [
         Citation(n=renum[src], paper=sources[src - 1], evidence=best[renum[src]][1],
-                 supported=best[renum[src]][0] >= threshold, score=best[renum[src]][0])
+                 supported=best[renum[src]][0] >= threshold, score=best[renum[src]][0],
+                 more_evidence=[e for e in dict.fromkeys(supporting.get(renum[src], [])) if e != best[renum[src]][1]])
         for src in order
     ]
     return CheckedAnswer(text=" ".join(pieces), citations=citations, flags=flags, sentences=out_sentences)

@@ -100,9 +100,10 @@ class Hit(BaseModel):
 class Citation(BaseModel):
     n: int
     paper: Paper
-    evidence: str = ""
+    evidence: str = ""  # the abstract's sentence that best supports what the answer cites it for
     supported: bool = False
     score: float = 0.0
+    more_evidence: list[str] = Field(default_factory=list)  # other sentences of it the answer rests on
 
     def as_json(self) -> dict:
         p = self.paper
@@ -117,6 +118,7 @@ class Citation(BaseModel):
             "position": p.position,
             "url": p.url,
             "evidence": self.evidence,
+            "more_evidence": self.more_evidence,
             "supported": self.supported,
         }
 

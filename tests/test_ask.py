@@ -74,6 +74,25 @@ def test_good_llm_answer_keeps_its_citations_with_evidence(lib, settings):
     assert ans.flags == []
 
 
+def test_two_sentences_citing_one_paper_both_show_their_evidence(lib, settings):
+    """An answer resting on two sentences of one abstract: the card marks both, not just the best."""
+    from rag.retrieval import search
+    from ui.render import render_answer
+
+    q = "How does Mamba scale and how does it compare with Transformers?"
+    n = [h.paper.paper_id for h in search(lib, q, settings.ask.sources)].index("mamba") + 1
+    model = FakeListChatModel(responses=[f"Selective state space models such as Mamba scale linearly with sequence "
+                                         f"length [{n}]. Mamba matches Transformers on language modelling at half the "
+                                         f"compute [{n}]."])
+    ans = ask(q, lib, settings=settings, model=model)
+    (c,) = ans.citations
+    found = [c.evidence, *c.more_evidence]
+    assert any("scale linearly" in e for e in found) and any("half the compute" in e for e in found)
+    assert set(c.as_json()["more_evidence"]) == set(c.more_evidence)
+    cards = render_answer(ans, 1).panel
+    assert cards.count("<mark>") == 2
+
+
 def test_citation_to_a_source_that_does_not_exist_is_removed_and_reported(lib, settings):
     model = FakeListChatModel(responses=["LoRA converges with asymmetric initialisation [9]. It uses adapters [2]."])
     ans = ask("How does LoRA converge?", lib, settings=settings, model=model)

@@ -104,6 +104,7 @@ def highlight(abstract: str, sentences: str | list[str] | None) -> str:
     the abstract is shown on its own (marked) above it."""
     if isinstance(sentences, str) or sentences is None:
         sentences = [sentences] if sentences else []
+    sentences = [x for x in dict.fromkeys(sentences) if x]
     spans: list[tuple[int, int]] = []
     alone: list[str] = []
     for sent in sentences:
@@ -235,7 +236,7 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
     cards = []
     for c in ans.citations:
         ok = bool(c.supported)
-        cards.append(card(turn, c.n, c.paper, c.evidence, "✓ supported" if ok else "✗ not supported",
+        cards.append(card(turn, c.n, c.paper, [c.evidence, *c.more_evidence], "✓ supported" if ok else "✗ not supported",
                           "pc-ok" if ok else "pc-bad"))
     pnl = panel(f"Sources · {len(cards)} cited", "".join(cards) or empty_panel("No sources were cited."))
     exp = [f"# {ans.question}", "", ans.answer, ""]
@@ -245,6 +246,7 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
             exp.append(_ref_line(c.n, c.paper))
             if c.evidence:
                 exp.append(f"    > {c.evidence}" + ("" if c.supported else "  (not supported by the abstract)"))
+            exp += [f"    > {e}" for e in c.more_evidence]
         exp.append("")
     if ans.flags:
         exp += ["## Notes", ""] + [f"- {f}" for f in ans.flags] + [""]
