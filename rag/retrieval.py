@@ -100,13 +100,14 @@ def search(library: Library, query: str, k: int = 10, filters: Filters | None = 
     if filters.venue:
         filters = filters.model_copy(update={"venue": facets.spelled.get(filters.venue.lower(), filters.venue)})
     # Dense: nearest chunks, pooled to papers (a paper scores as its best chunk).
+    mask = facets.mask(filters) if filters else None
+    share = float(mask.mean()) if mask is not None and len(mask) else None
     dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, filters.chroma_where(),
-                               refresh=False)
+                               refresh=False, share=share, min_papers=3)
     texts = {cid: doc for cid, _, _, doc in dense_rows if doc}
     pooled = _pool([(cid, pid, s) for cid, pid, s, _ in dense_rows])
     dense = dict(sorted(pooled.items(), key=lambda kv: -kv[1][0])[:n])
     # Lexical: BM25 over whole papers, restricted to the filter's papers when there is one.
-    mask = facets.mask(filters) if filters else None
     lexical = {pid: s for pid, s in lexical_index.search(query, n, mask) if pid in catalogue}
     fused = fuse({p: s for p, (s, _) in dense.items()}, lexical, rs, len(catalogue))
     top = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]

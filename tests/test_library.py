@@ -83,6 +83,31 @@ def test_filters_on_venue_and_year(fake_library, tmp_path):
     assert search(fake_library, q, 10, Filters(venue="AAAI")) == []
 
 
+def test_filtered_dense_side_matches_the_stores_own_filter(fake_library, tmp_path, monkeypatch):
+    """A filtered search filters the nearest chunks itself (Chroma's `where` is slow at scale) and falls
+    back to Chroma when too few pass: both ways it must find what Chroma's own filter finds."""
+    import rag.library as library_module
+
+    f = tmp_path / "two.jsonl"
+    rows = [{"id": f"a{i}", "title": f"Graph networks {i}", "abstract": f"Graph neural networks for molecules, variant {i}.",
+             "venue": "AAA", "year": 2020} for i in range(40)]
+    rows += [{"id": f"b{i}", "title": f"Robots {i}", "abstract": f"Robot grasping with tactile sensors, setting {i}.",
+              "venue": "BBB", "year": 2022} for i in range(5)]
+    f.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    fake_library.ingest([f], progress=False)
+    v = fake_library.embed_query("graph neural networks for molecules")
+    where = Filters(venue="BBB").chroma_where()
+    share = 5 / 45
+    chroma_own = [r[0] for r in fake_library._dense_rows(v, 40, where, where)]
+    assert {c.split("#")[0] for c in chroma_own} == {f"b{i}" for i in range(5)}
+    assert [r[0] for r in fake_library.dense(v, 40, where, share=share)] == chroma_own  # scans everything here
+    monkeypatch.setattr(library_module, "_SCAN", 10)  # the nearest 10 chunks are all AAA: falls back to Chroma
+    assert [r[0] for r in fake_library.dense(v, 40, where, share=share)] == chroma_own
+    assert fake_library.dense(v, 40, where, share=0.0) == []
+    hits = search(fake_library, "graph neural networks for molecules", 10, Filters(venue="bbb"))
+    assert {h.paper.paper_id for h in hits} == {f"b{i}" for i in range(5)}
+
+
 def test_changed_chunk_settings_recut_the_library_on_the_next_ingest(fake_settings, caplog):
     """A user who changes PAPERCHAT_CHUNK__MAX_CHARS gets every paper cut the new way, not a mix."""
     lib = Library(fake_settings)
