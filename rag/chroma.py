@@ -27,6 +27,12 @@ def make_client(home: Path, url: str | None = None):
             raise StoreUnavailable(f"cannot reach the Chroma server at {shown} ({exc.__class__.__name__}); "
                                    f"is `chroma run` serving there? (PAPERCHAT_CHROMA_URL)") from exc
         return client
+    import fcntl
+
     path = home / "chroma"
     path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    # Two processes opening a new store at once race in Chroma's schema migrations ("table collections
+    # already exists"); opening is quick, so processes take turns.
+    with open(home / "chroma.open.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)

@@ -47,6 +47,19 @@ def wait_for(cond, timeout: float, what: str, proc=None) -> None:
 
 
 @pytest.mark.timeout(240)
+def test_processes_opening_a_new_store_at_once_all_start(tmp_path):
+    """Chroma creates its schema on first open; two processes doing that at once raced ("table collections
+    already exists", "database is locked") before paperchat made them take turns."""
+    for i in range(4):
+        home = tmp_path / f"home{i}"
+        procs = [start_cli(["stats", "--json"], cli_env(home)) for _ in range(3)]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err[-2000:]
+            assert json.loads(out)["papers"] == 0
+
+
+@pytest.mark.timeout(240)
 def test_two_ingests_at_once_serialise_and_both_land(tmp_path):
     """Two different files at once into a fresh library, then the same file twice at once."""
     from rag.settings import Settings
