@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 # Quick ones first, so a broken set-up shows early.
-SCRIPTS = ["cold_start", "reingest", "ingest_throughput", "latency"]
+SCRIPTS = ["cold_start", "reingest", "ingest_throughput", "ingest_memory", "latency"]
 
 
 def summary() -> list[str]:
@@ -42,6 +42,10 @@ def summary() -> list[str]:
         lines.append(f"b. re-ingest ({f['abstracts']} abstracts): first {f['first_seconds']:.1f} s, again "
                      f"{f['reingest_seconds']:.2f} s = {s['reingest']:.0f}x (goal 50x); CLI {f['reingest_cli_median']} s "
                      f"= {s['reingest_cli']}x; second library {s['second_library']:.1f}x")
+    if f := load("ingest_memory"):
+        g = f["growth_kb_per_paper"]
+        lines.append(f"1. ingest memory ({f['papers']} abstracts): grows {g['embedded']:.1f} KB per paper with the embedded "
+                     f"store, {g['server_client']:.1f} KB per paper in the client of a Chroma server")
     for name in sorted(p.stem for p in C.RESULTS.glob("latency*.json")):
         if f := load(name):
             lines.append(f"c/d. latency {f['library']} ({f['papers']} papers): p50 {f['latency_ms']['p50']:.1f} ms, "
