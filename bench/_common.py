@@ -139,6 +139,20 @@ def rss_mb() -> dict:
 
 # -- data ------------------------------------------------------------------------------------------
 
+def add_corpus_args(ap, default_n: int = 1000) -> None:
+    """--corpus and --n, as the ingest benches take them (see corpus_from_args)."""
+    ap.add_argument("--corpus", choices=["paperlists", "scifact"], default="paperlists")
+    ap.add_argument("--n", type=int, default=None,
+                    help=f"first N abstracts of the corpus (default {default_n}; scifact: default all 5,183)")
+    ap.set_defaults(default_n=default_n)
+
+
+def corpus_from_args(args, folder: Path) -> Path:
+    """The corpus the arguments of add_corpus_args name, written into `folder` (SciFact whole unless --n)."""
+    n = args.n if args.n is not None else (None if args.corpus == "scifact" else args.default_n)
+    return write_corpus(args.corpus, n, folder / f"{args.corpus}.jsonl")
+
+
 def write_corpus(corpus: str, n: int | None, dest: Path) -> Path:
     """The first n records of a corpus (paperlists or scifact) as a JSON Lines file paperchat ingests
     as is; every benchmarked path reads its texts from this one file."""

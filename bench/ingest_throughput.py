@@ -192,14 +192,12 @@ def run_langchain(chunks, ef, persist: Path | None = None) -> tuple[float, float
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", choices=["paperlists", "scifact"], default="paperlists")
-    ap.add_argument("--n", type=int, default=1000, help="first N abstracts of the corpus (scifact: default all 5,183)")
+    C.add_corpus_args(ap)
     ap.add_argument("--repeat", type=int, default=1, help="measure each path this many times (order rotated); best is reported")
     ap.add_argument("--skip-langchain", action="store_true")
     ap.add_argument("--langchain-persist", action="store_true", help="also time LangChain into an on-disk Chroma")
     ap.add_argument("--name", default="ingest_throughput", help="results file name under bench/results/")
     args = ap.parse_args()
-    n = args.n if not (args.corpus == "scifact" and "--n" not in sys.argv) else None
 
     started = time.time()
     m = C.print_header("ingest throughput: paperchat vs the raw embedder vs LangChain + Chroma's ONNX MiniLM")
@@ -208,7 +206,7 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="paperchat-bench-ingest-"))
     try:
-        corpus_file = C.write_corpus(args.corpus, n, work / f"{args.corpus}.jsonl")
+        corpus_file = C.corpus_from_args(args, work)
         papers = C.load_papers(corpus_file)
         embedder = get_embedder("minilm")
         embedder.embed_array(["warm up: load the ONNX session before any timing"])

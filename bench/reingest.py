@@ -82,11 +82,9 @@ def timed_ingest(settings, embedder, corpus_file: Path) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", choices=["paperlists", "scifact"], default="paperlists")
-    ap.add_argument("--n", type=int, default=1000, help="first N abstracts (scifact: default all 5,183)")
+    C.add_corpus_args(ap)
     ap.add_argument("--cli-runs", type=int, default=3, help="re-ingest subprocess runs (median reported); 0 to skip")
     args = ap.parse_args()
-    n = args.n if not (args.corpus == "scifact" and "--n" not in sys.argv) else None
 
     started = time.time()
     m = C.print_header("re-ingest of an unchanged corpus vs first ingest")
@@ -95,7 +93,7 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="paperchat-bench-reingest-"))
     try:
-        corpus_file = C.write_corpus(args.corpus, n, work / f"{args.corpus}.jsonl")
+        corpus_file = C.corpus_from_args(args, work)
         home = work / "home"
         os.environ["PAPERCHAT_HOME"] = str(home)
         emb = CountingEmbedder(get_embedder("minilm"))
