@@ -39,6 +39,7 @@ _SCAN = 8000  # most nearest chunks a filtered search reads to filter itself (~4
 _CACHE_FORMAT = "v2"  # bump when the cached catalogue or lexical index changes shape (v2: BM25 over papers)
 
 
+_SETTLE = 10.0  # seconds a reader waits for a live writer's half-saved HNSW files to read as whole
 _LOCK_BEAT = 5.0  # seconds between heartbeats of a server-side write lock
 _LOCK_STALE = 60.0  # a server-side lock without a heartbeat for this long belongs to a dead writer
 
@@ -71,6 +72,7 @@ def _lock_is_stale(meta: dict) -> bool:
 
 
 _WRITING = "writing"  # in the library folder while a process holds the write lock (embedded store)
+_VOUCHED = "vouched.json"  # fingerprints of the store's vector files as last checked sound (embedded store)
 _REBUILD = "dirty-rebuild-"  # the generation stamp while the chunk collection is rebuilt (see _repair_store)
 
 # (store handle, library) -> the generation this process's view of the store is current for.
@@ -178,7 +180,7 @@ class Library:
         self._generation: str | None = None
         self.catalogue: dict[str, dict] = {}
         self.lexical = LexicalIndex()
-        self._check_after_dead_writer()
+        self._check_store()
 
     # -- generation and caches -------------------------------------------------------------
 
@@ -211,7 +213,7 @@ class Library:
         seen = _VIEWS.setdefault(key, gen)
         if seen == gen or self.settings.chroma_url:
             return
-        self._check_after_dead_writer()  # before this process reloads files a killed writer may have torn
+        self._check_store()  # before this process reloads files another process may have torn
         api = getattr(self.client, "_server", None)
         if api is not None and hasattr(api, "bindings") and hasattr(api, "start"):
             api.start()  # fresh bindings for every handle on this store; calls under way finish on the old
@@ -427,11 +429,12 @@ class Library:
             else:
                 # The marker outlives a writer that dies mid-write; the next lock holder checks the store.
                 marker = self.dir / _WRITING
-                self._recover_from_dead_writer()
+                self._check_store_locked()
                 marker.write_text(str(os.getpid()))
                 try:
                     yield
                 finally:
+                    self._vouch()  # what this writer leaves is checked once, here, not by every reader
                     marker.unlink(missing_ok=True)
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
@@ -679,33 +682,116 @@ class Library:
             raise LibraryError(f"library {self.name!r}: Chroma cannot load the store and an ingest is writing to "
                                f"it; try again when it has finished") from exc
 
-    def _check_after_dead_writer(self) -> None:
-        """Embedded store: if a writer died holding the write lock (its marker is left and the lock is
-        free), check the store before this process loads it. A live writer checked it itself."""
-        if self.settings.chroma_url or not (self.dir / _WRITING).exists():
-            return
-        with contextlib.suppress(LibraryBusy):
-            with self._write_lock(timeout=0):
-                pass  # taking the lock runs the check (_recover_from_dead_writer)
+    # -- checking the store ------------------------------------------------------------------
+    # Embedded Chroma can crash the process loading HNSW files a killed process tore (rag.storecheck),
+    # and any process may write them: a writer, and a reader applying Chroma's log on its first read. So
+    # the files' fingerprints (sizes, mtimes) are kept in the library folder whenever a check passed, and
+    # a process loads only files that match them; others are checked first (rag.hnswfiles, ~2 s at 400k
+    # chunks, milliseconds at SciFact's size), and what fails is rebuilt without being loaded.
 
-    def _recover_from_dead_writer(self) -> None:
-        """With the write lock held: the last writer was killed mid-write if its marker is still here.
-        Chroma may then crash this process loading what it left (see rag.storecheck), so a child process
-        loads the collections first; what it cannot load is rebuilt without ever being loaded here."""
+    def _vector_files(self) -> dict[str, tuple[str, Path, bool]]:
+        """Collection id -> (name, HNSW folder, whether its vectors are normalised)."""
+        from .storecheck import vector_dirs
+
+        cols = {str(c.id): (c.name, c is self._chunks) for c in (self._papers, self._chunks)}
+        try:
+            dirs = vector_dirs(self.settings.home / "chroma", list(cols))
+        except Exception:  # noqa: BLE001 - no SQLite file yet, or not this layout: nothing to check
+            return {}
+        return {cid: (cols[cid][0], d, cols[cid][1]) for cid, d in dirs.items()}
+
+    def _fingerprints(self) -> dict:
+        from .hnswfiles import fingerprint
+
+        return {cid: fingerprint(d) for cid, (_, d, _) in self._vector_files().items()}
+
+    def _vouched(self) -> dict | None:
+        try:
+            return json.loads((self.dir / _VOUCHED).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _checked(self) -> tuple[dict, list[str]]:
+        """The files' fingerprints, taken before checking them, and the collections whose files fail."""
+        from .hnswfiles import fingerprint, problems
+
+        def fails(d: Path, norm: bool) -> bool:
+            try:
+                return bool(problems(d, norm))
+            except Exception:  # noqa: BLE001 - files that cannot even be read are not sound
+                return True
+
+        files = self._vector_files()
+        prints = {cid: fingerprint(d) for cid, (_, d, _) in files.items()}
+        return prints, [name for name, d, norm in files.values() if fails(d, norm)]
+
+    def _record(self, prints: dict) -> None:
+        try:
+            tmp = self.dir / f".{_VOUCHED}.{os.getpid()}"
+            tmp.write_text(json.dumps(prints))
+            tmp.replace(self.dir / _VOUCHED)
+        except OSError:  # a read-only library folder: the next process checks again
+            pass
+
+    def _vouch(self) -> None:
+        """With the write lock held, as a writer finishes: record the files' fingerprints if they pass."""
+        if self.settings.chroma_url or self._vouched() == self._fingerprints():
+            return
+        prints, bad = self._checked()
+        if bad:  # not expected of a live writer; the next process to open the library rebuilds them
+            import logging
+
+            logging.getLogger(__name__).warning("library %r: the files Chroma left for %s do not pass the check",
+                                                self.name, " and ".join(bad))
+            return
+        self._record(prints)
+
+    def _check_store(self) -> None:
+        """Embedded store: before this process loads Chroma's files, make sure a check has passed them (a
+        writer died, or some process changed them since). A live writer vouches for its own when it ends."""
+        if self.settings.chroma_url:
+            return
+        deadline = time.monotonic() + _SETTLE
+        while True:
+            if not (self.dir / _WRITING).exists() and self._vouched() == self._fingerprints():
+                return
+            try:
+                with self._write_lock(timeout=0):
+                    return  # taking the lock runs the check (_check_store_locked)
+            except LibraryBusy:
+                pass
+            # A live writer is changing the files: load them when they read as whole, not mid-save.
+            if not self._checked()[1] or time.monotonic() > deadline:
+                return
+            time.sleep(0.2)
+
+    def _check_store_locked(self) -> None:
+        """With the write lock held: check files that no check has passed, before anything here loads them.
+        Files that fail are rebuilt (the records from SQLite, the chunks from the records), never loaded."""
         import logging
 
         from .storecheck import failing
 
-        if not (self.dir / _WRITING).exists():
+        died = (self.dir / _WRITING).exists()
+        if not died and self._vouched() == self._fingerprints():
             return
-        bad = failing(self.settings.home / "chroma", [self._papers.name, self._chunks.name])
+        prints, bad = self._checked()
+        if not bad and died:
+            # Sound bytes can still answer wrongly: a child loads them (safe now) and checks its answers.
+            bad = failing(self.settings.home / "chroma", [self._papers.name, self._chunks.name])
+            if not bad:
+                prints, bad = self._checked()  # loading may have flushed Chroma's log into the files
         if bad:
             logging.getLogger(__name__).warning(
-                "library %r: the last ingest was killed mid-write and Chroma cannot load %s; rebuilding",
-                self.name, " and ".join(bad))
+                "library %r: %s; Chroma cannot safely load %s; rebuilding", self.name,
+                "the last ingest was killed mid-write" if died else "a process was killed writing its files",
+                " and ".join(bad))
             if self._papers.name in bad:
                 self._rebuild_records()
             self._rebuild_vectors()
+            self._vouch()
+        else:
+            self._record(prints)
         (self.dir / _WRITING).unlink(missing_ok=True)
 
     def _repair_store(self) -> bool:

@@ -1,11 +1,12 @@
-"""Can embedded Chroma load a library's collections? Asked in a child process.
+"""Can embedded Chroma load a library's collections? Asked without loading them in this process.
 
-Embedded Chroma rewrites its HNSW files in place. A writer killed at the wrong moment (`kill -9`, the
+Embedded Chroma rewrites its HNSW files in place. A process killed at the wrong moment (`kill -9`, the
 OOM killer, a power cut) can leave files that make the next process to load them crash with SIGSEGV
 inside Chroma, on any read (count, get, query), where no try/except can catch it. Other torn files
-load but answer wrongly. So after a writer died (its marker is still in the library folder), the
-collections are first loaded here, in a child: it counts, reads a few stored vectors and checks each
-finds itself. The parent rebuilds what the child could not load (rag.library, "repair").
+load but answer wrongly, or poison every later flush. So before a process loads files that no check
+has passed (rag.library, "checking the store"), they are read as bytes (rag.hnswfiles); after a writer
+died, the collections are also loaded here, in a child: it counts, reads a few stored vectors and
+checks each finds itself. The parent rebuilds what fails either check.
 
     python -m rag.storecheck STORE_DIR COLLECTION [COLLECTION ...]
 
@@ -21,6 +22,20 @@ import sys
 from pathlib import Path
 
 _SAMPLE = 24  # stored vectors that must each find themselves
+
+
+def vector_dirs(store: Path, collection_ids: list[str]) -> dict[str, Path]:
+    """The HNSW folder of each collection's vector segment (embedded Chroma keeps it at STORE/<segment id>)."""
+    import sqlite3
+
+    # Not read-only: after a kill, SQLite may have to recover the write-ahead log first.
+    con = sqlite3.connect(store / "chroma.sqlite3", timeout=30)
+    try:
+        rows = con.execute(f"SELECT collection, id FROM segments WHERE scope = 'VECTOR' AND collection IN "
+                           f"({','.join('?' * len(collection_ids))})", collection_ids).fetchall()
+    finally:
+        con.close()
+    return {cid: store / seg for cid, seg in rows}
 
 
 def failing(store: Path, names: list[str], timeout: float = 600.0) -> list[str]:
