@@ -49,43 +49,6 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
     return {k: ((v - lo) / span if span > 0 else 1.0) for k, v in scores.items()}
 
 
-class _Facets:
-    """Venue and year of every paper, in lexical-index order, as arrays: a filter's BM25 mask is then a
-    few vector comparisons (at 87k papers a Python loop over the catalogue cost 27 ms per query)."""
-
-    def __init__(self, catalogue: dict[str, dict], ids: list[str]):
-        import numpy as np
-
-        metas = [catalogue.get(pid, {}) for pid in ids]
-        venues = [m.get("venue") or "" for m in metas]
-        self.spelled = {v.lower(): v for v in venues}  # any spelling -> the stored one
-        self._codes = {v: i for i, v in enumerate(sorted(self.spelled))}
-        self._venue = np.array([self._codes[v.lower()] for v in venues], dtype=np.int32)
-        self._year = np.array([int(m.get("year") or 0) for m in metas], dtype=np.int32)
-
-    @classmethod
-    def of(cls, library: Library, catalogue: dict[str, dict], lexical) -> "_Facets":
-        """Built once per catalogue and lexical index (both are replaced, never changed, on refresh)."""
-        memo = getattr(library, "_facets_memo", None)
-        if memo is None or memo[0] is not catalogue or memo[1] is not lexical:
-            memo = (catalogue, lexical, cls(catalogue, lexical.ids))
-            library._facets_memo = memo
-        return memo[2]
-
-    def mask(self, filters: Filters):
-        import numpy as np
-
-        keep = np.ones(len(self._year), dtype=bool)
-        if filters.venue:
-            code = self._codes.get(filters.venue.lower())
-            keep &= (self._venue == code) if code is not None else False
-        if filters.year_from is not None:
-            keep &= self._year >= filters.year_from
-        if filters.year_to is not None:
-            keep &= self._year <= filters.year_to
-        return keep.astype(np.float32)
-
-
 def search(library: Library, query: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
     """The k best papers for the query, one hit each, best first."""
     filters = filters or Filters()
@@ -95,15 +58,17 @@ def search(library: Library, query: str, k: int = 10, filters: Filters | None = 
     if not query.strip() or not catalogue:
         return []
     n = max(rs.candidates, k)
-    facets = _Facets.of(library, catalogue, lexical_index) if filters else None
+    facets = library.facets() if filters else None
     # Resolve the venue to the stored spelling so the store's exact-match filter works case-blind.
     if filters.venue:
         filters = filters.model_copy(update={"venue": facets.spelled.get(filters.venue.lower(), filters.venue)})
-    # Dense: nearest chunks, pooled to papers (a paper scores as its best chunk).
-    mask = facets.mask(filters) if filters else None
+    # Dense: nearest chunks, pooled to papers (a paper scores as its best chunk). One filter serves both
+    # sides: the facets' mask (BM25, and the dense side's own filtering) and Chroma's `where` (its fallback).
+    mask = facets.mask(filters.venue, filters.year_from, filters.year_to) if filters else None
     share = float(mask.mean()) if mask is not None and len(mask) else None
     dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, filters.chroma_where(),
-                               refresh=False, share=share, min_papers=3)
+                               refresh=False, admitted=facets.admitted(mask) if filters else None, share=share,
+                               min_papers=3)
     texts = {cid: doc for cid, _, _, doc in dense_rows if doc}
     pooled = _pool([(cid, pid, s) for cid, pid, s, _ in dense_rows])
     dense = dict(sorted(pooled.items(), key=lambda kv: -kv[1][0])[:n])

@@ -1,5 +1,16 @@
 """Paraphrased questions about the seed abstracts (none copies the abstract's wording), with the
-(file prefix, position) of the abstract that answers each. Used by the retrieval and ask tests."""
+(file prefix, position) of the abstract that answers each, and how to find a seed abstract by that
+address. Used by the retrieval, ask, cite and summarise tests."""
+
+
+def seed(lib, where: str):
+    """A seed paper by 'file prefix:position', e.g. '001:9' (the 9th abstract of seeds/001_*.txt)."""
+    prefix, pos = where.split(":")
+    for p in lib.papers():
+        if p.source.startswith(prefix) and p.position == int(pos):
+            return p
+    raise KeyError(where)
+
 
 QUESTIONS = [
     ("How many blocks does a Transformer need to approximate smooth Hölder functions to a given accuracy?", "000", 1),

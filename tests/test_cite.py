@@ -14,16 +14,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from rag.tasks.cite import NOT_FOUND_TEXT, cite, parse_stance
+from seed_questions import seed
 
 pytestmark = pytest.mark.slow
-
-
-def seed(lib, where: str):
-    prefix, pos = where.split(":")
-    for p in lib.papers():
-        if p.source.startswith(prefix) and p.position == int(pos):
-            return p
-    raise KeyError(where)
 
 
 # Claims reworded from seed abstracts, and the abstract that states each.

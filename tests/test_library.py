@@ -97,13 +97,16 @@ def test_filtered_dense_side_matches_the_stores_own_filter(fake_library, tmp_pat
     fake_library.ingest([f], progress=False)
     v = fake_library.embed_query("graph neural networks for molecules")
     where = Filters(venue="BBB").chroma_where()
-    share = 5 / 45
-    chroma_own = [r[0] for r in fake_library._dense_rows(v, 40, where, where)]
+    facets = fake_library.facets()
+    mask = facets.mask("BBB", None, None)
+    admitted, share = facets.admitted(mask), float(mask.mean())
+    assert abs(share - 5 / 45) < 1e-6
+    chroma_own = [r[0] for r in fake_library._dense_rows(v, 40, where, None)]
     assert {c.split("#")[0] for c in chroma_own} == {f"b{i}" for i in range(5)}
-    assert [r[0] for r in fake_library.dense(v, 40, where, share=share)] == chroma_own  # scans everything here
+    assert [r[0] for r in fake_library.dense(v, 40, where, admitted=admitted, share=share)] == chroma_own  # scans all
     monkeypatch.setattr(library_module, "_SCAN", 10)  # the nearest 10 chunks are all AAA: falls back to Chroma
-    assert [r[0] for r in fake_library.dense(v, 40, where, share=share)] == chroma_own
-    assert fake_library.dense(v, 40, where, share=0.0) == []
+    assert [r[0] for r in fake_library.dense(v, 40, where, admitted=admitted, share=share)] == chroma_own
+    assert fake_library.dense(v, 40, where, admitted=admitted, share=0.0) == []
     hits = search(fake_library, "graph neural networks for molecules", 10, Filters(venue="bbb"))
     assert {h.paper.paper_id for h in hits} == {f"b{i}" for i in range(5)}
 

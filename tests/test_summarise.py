@@ -17,19 +17,11 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from rag.records import Citation, Paper
 from rag.tasks.summarise import bibtex_escape, bibtex_key, summarise, to_bibtex
+from seed_questions import seed
 
 pytestmark = pytest.mark.slow
 
 MARK = re.compile(r"\[(\d+)\]")
-
-
-def seed(lib, where: str) -> Paper:
-    """A seed paper by 'file prefix:position', e.g. '001:9' (the 9th abstract of seeds/001_*.txt)."""
-    prefix, pos = where.split(":")
-    for p in lib.papers():
-        if p.source.startswith(prefix) and p.position == int(pos):
-            return p
-    raise KeyError(where)
 
 
 def cited_ids(res) -> set[str]:
