@@ -688,7 +688,7 @@ class Library:
             col.count()
             return True
         except Exception as exc:  # noqa: BLE001
-            if type(exc).__name__ == "InternalError":
+            if type(exc).__name__ in ("InternalError", "StoreTorn"):
                 return False
             raise
 
@@ -745,9 +745,10 @@ class Library:
             except Exception:  # noqa: BLE001 - files that cannot even be read are not sound
                 return True
 
-        files = self._vector_files()
-        prints = {cid: fingerprint(d) for cid, (_, d, _) in files.items()}
-        return prints, [name for name, d, norm in files.values() if fails(d, norm)]
+        with getattr(self.client, "store_lock", None) or contextlib.nullcontext():  # no process mid-save
+            files = self._vector_files()
+            prints = {cid: fingerprint(d) for cid, (_, d, _) in files.items()}
+            return prints, [name for name, d, norm in files.values() if fails(d, norm)]
 
     def _record(self, prints: dict) -> None:
         try:

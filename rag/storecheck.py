@@ -24,18 +24,18 @@ from pathlib import Path
 _SAMPLE = 24  # stored vectors that must each find themselves
 
 
-def vector_dirs(store: Path, collection_ids: list[str]) -> dict[str, Path]:
-    """The HNSW folder of each collection's vector segment (embedded Chroma keeps it at STORE/<segment id>)."""
+def vector_dirs(store: Path, collection_ids: list[str] | None = None) -> dict[str, Path]:
+    """The HNSW folder of each collection's vector segment (embedded Chroma keeps it at STORE/<segment id>),
+    of the given collections or of all. A deleted collection's folder may linger; it is not listed."""
     import sqlite3
 
     # Not read-only: after a kill, SQLite may have to recover the write-ahead log first.
     con = sqlite3.connect(store / "chroma.sqlite3", timeout=30)
     try:
-        rows = con.execute(f"SELECT collection, id FROM segments WHERE scope = 'VECTOR' AND collection IN "
-                           f"({','.join('?' * len(collection_ids))})", collection_ids).fetchall()
+        rows = con.execute("SELECT collection, id FROM segments WHERE scope = 'VECTOR'").fetchall()
     finally:
         con.close()
-    return {cid: store / seg for cid, seg in rows}
+    return {cid: store / seg for cid, seg in rows if collection_ids is None or cid in collection_ids}
 
 
 def failing(store: Path, names: list[str], timeout: float = 600.0) -> list[str]:
@@ -72,8 +72,15 @@ def main(argv: list[str]) -> int:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
+    from .chroma import store_lock
+
     store, names = argv[0], argv[1:]
-    client = chromadb.PersistentClient(path=store, settings=ChromaSettings(anonymized_telemetry=False))
+    with store_lock(Path(store).parent):  # loading applies Chroma's log and saves the index: one process at a time
+        return _check_all(chromadb.PersistentClient(path=store, settings=ChromaSettings(anonymized_telemetry=False)),
+                          names)
+
+
+def _check_all(client, names: list[str]) -> int:
     for name in names:
         try:
             col = client.get_collection(name)
