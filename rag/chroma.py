@@ -7,8 +7,8 @@ it never re-reads files another process saved (chroma-core/chroma#3792). So two 
 once, or one saving a stale index over another's newer one, tear the files (seen in a stress loop of
 searches during ingests; rag.hnswfiles finds it). The embedded client is therefore wrapped:
 
-- every Chroma call holds the store lock (one call at a time across processes and threads; a few
-  microseconds each);
+- every Chroma call holds the store lock (one call at a time across processes and threads; with the
+  check below, about 0.17 ms per call);
 - before a call, if another process has saved the index files since this process's last call, this
   process drops its in-memory index and loads theirs, after checking their bytes (StoreTorn if they
   fail: a process died saving them, and loading them could crash this one).
@@ -86,6 +86,13 @@ def index_files(store: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def reload(server) -> None:
+    """Fresh bindings for every handle on an embedded store: each collection loads its files anew on its
+    next call (calls under way finish on the old). No-op for a server client."""
+    if server is not None and hasattr(server, "bindings") and hasattr(server, "start"):
+        server.start()
+
+
 class _Store:
     """Per process and store: the lock, the index files as this process last left them, and the
     collections whose files a dead process left half-saved (never loaded until rebuilt)."""
@@ -98,23 +105,21 @@ class _Store:
 
     def before_load(self, collection_id: str) -> None:
         """With the lock held, before a call on a collection: take up what other processes saved."""
+        from .storecheck import vector_dirs
+
         now = index_files(self.path)
         if now != self.seen:
             from .hnswfiles import problems
-            from .storecheck import vector_dirs
 
             changed = {Path(f).parent for f in set(now) ^ set(self.seen)}
             changed |= {Path(f).parent for f in now if now[f] != self.seen.get(f)}
             self.dirs = vector_dirs(self.path)
             live = set(self.dirs.values())
             self.torn = {d for d in self.torn | changed if d in live and (d not in changed or problems(d))}
-            if hasattr(self.server, "bindings") and hasattr(self.server, "start"):
-                self.server.start()  # fresh bindings: each collection loads its files as they are now
+            reload(self.server)  # each collection loads its files as they are now
             self.seen = now
         d = self.dirs.get(collection_id)
-        if d is None:
-            from .storecheck import vector_dirs
-
+        if d is None:  # a collection created since
             self.dirs = vector_dirs(self.path)
             d = self.dirs.get(collection_id)
         if d in self.torn:

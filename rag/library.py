@@ -228,9 +228,9 @@ class Library:
         if seen == gen or self.settings.chroma_url:
             return
         self._check_store()  # before this process reloads files another process may have torn
-        api = getattr(self.client, "_server", None)
-        if api is not None and hasattr(api, "bindings") and hasattr(api, "start"):
-            api.start()  # fresh bindings for every handle on this store; calls under way finish on the old
+        from .chroma import reload
+
+        reload(getattr(self.client, "_server", None))
         _VIEWS[key] = gen
 
     def refresh(self, _repaired: bool = False) -> None:
