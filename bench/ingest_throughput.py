@@ -137,7 +137,7 @@ def run_raw(embedder, texts) -> tuple[float, float]:
 def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int) -> dict:
     """A fresh library under a fresh home (so an empty embedding cache), timed around ingest(), with
     timers around the library's own steps to show where the time goes."""
-    import rag.library as L
+    import rag.ingest as L
     from rag.library import Library
     from rag.settings import Settings
 
@@ -154,10 +154,11 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int) -> 
     L.chunk_paper = tm.wrap("chunk (incl. token counting)", real_chunk)
     L.embed_with_cache = tm.wrap("_cache_total", real_cache)
     embedder.embed_array = tm.wrap("embed (model)", real_embed)
-    lib._chunks.upsert = tm.wrap("chroma upsert: chunks", lib._chunks.upsert)
-    lib._papers.upsert = tm.wrap("chroma upsert: papers", lib._papers.upsert)
-    lib._papers.modify = tm.wrap("chroma: generation stamp", lib._papers.modify)
-    lib._rebuild_caches = tm.wrap("final index build (BM25 + catalogue)", lib._rebuild_caches)
+    cols = lib.collections
+    cols.chunks.upsert = tm.wrap("chroma upsert: chunks", cols.chunks.upsert)
+    cols.papers.upsert = tm.wrap("chroma upsert: papers", cols.papers.upsert)
+    cols.papers.modify = tm.wrap("chroma: generation stamp", cols.papers.modify)
+    lib.records.rebuild_caches = tm.wrap("final index build (BM25 + catalogue)", lib.records.rebuild_caches)
     try:
         t, c = time.perf_counter(), time.process_time()
         report = lib.ingest([corpus_file], progress=False)

@@ -85,6 +85,8 @@ def probe(lib, queries: list[str], vectors, n_dense: int, n: int, k: int) -> dic
     chunks the product asks Chroma for; n: the papers kept per side."""
     import numpy as np
 
+    from rag.collections import paged
+
     out: dict[str, float] = {}
 
     def med(fn, items):
@@ -95,7 +97,7 @@ def probe(lib, queries: list[str], vectors, n_dense: int, n: int, k: int) -> dic
             ts.append(time.perf_counter() - t)
         return 1000 * C.median(ts)
 
-    col = lib._chunks
+    col = lib.collections.chunks
     total = n_chunks_of(lib)
     vl = [v.tolist() for v in vectors]
     full = ["metadatas", "distances", "documents"]
@@ -107,13 +109,13 @@ def probe(lib, queries: list[str], vectors, n_dense: int, n: int, k: int) -> dic
             lambda v: col.query(query_embeddings=[v], n_results=size, include=["metadatas", "distances"]), vl)
         out[f"chroma: ids+distances, n={size}"] = med(
             lambda v: col.query(query_embeddings=[v], n_results=size, include=["distances"]), vl)
-    out["chroma: get_collection (one generation check)"] = med(lambda _: lib._current_generation(), vl)
+    out["chroma: get_collection (one generation check)"] = med(lambda _: lib.records.current_generation(), vl)
     nn = min(n_dense, total)
 
     # exact search over the same vectors in numpy (what an in-process matrix would cost)
     mats, ids = [], []
     t = time.perf_counter()
-    for got in lib._read_all(col, ["embeddings"]):
+    for got in paged(col, ["embeddings"]):
         ids.extend(got["ids"])
         mats.append(np.asarray(got["embeddings"], dtype=np.float32))
     load_s = time.perf_counter() - t

@@ -71,8 +71,8 @@ def timed_ingest(settings, embedder, corpus_file: Path) -> dict:
                 rt[name] += time.perf_counter() - s
         return f
 
-    lib.refresh = wrap("refresh", lib.refresh)
-    lib._write_batch = wrap("compare", lib._write_batch)
+    lib.records.refresh = wrap("refresh", lib.records.refresh)
+    lib.ingestor.write_batch = wrap("compare", lib.ingestor.write_batch)
     report = lib.ingest([corpus_file], progress=False)
     total = time.perf_counter() - t
     return {"seconds": total, "open": t_open, "ingest": total - t_open, "refresh": rt["refresh"],

@@ -1,208 +1,84 @@
-"""One factory for the Chroma client: embedded on disk, or a Chroma server when a URL is set.
+"""The Chroma client, embedded on disk or a Chroma server's, and what a library does differently on each.
 
-Embedded Chroma is not safe for several processes at once, and paperchat runs several (the UI, an
-ingest, a CLI search). Every process that reads a collection first applies Chroma's log to its own
-in-memory HNSW index and saves the index over the shared files (one search made 300,000 writes), and
-it never re-reads files another process saved (chroma-core/chroma#3792). So two processes saving at
-once, or one saving a stale index over another's newer one, tear the files (seen in a stress loop of
-searches during ingests; rag.hnswfiles finds it). The embedded client is therefore wrapped:
-
-- every Chroma call holds the store lock (one call at a time across processes and threads; with the
-  check below, about 0.17 ms per call);
-- before a call, if another process has saved the index files since this process's last call, this
-  process drops its in-memory index and loads theirs, after checking their bytes (StoreTorn if they
-  fail: a process died saving them, and loading them could crash this one).
-
-A Chroma server needs none of this.
+The one door into rag.store (the embedded-store guard): `make_client` and `store_for` open it only
+for an embedded store. On a server, the library's store jobs are ServerStore's, and trivial but one:
+a writer also holds a lock on the server, shared by every replica.
 """
 
 from __future__ import annotations
 
-import fcntl
-import functools
-import os
-import threading
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
-
-class StoreUnavailable(RuntimeError):
-    pass
-
-
-class StoreTorn(RuntimeError):
-    """Another process died while saving the vector index; Chroma must not load it (see rag.library)."""
-
-
-class StoreLock:
-    """Exclusive across processes (flock on a file beside the store) and threads; re-entrant within a
-    thread. One per store per process (see store_lock)."""
-
-    def __init__(self, path: Path):
-        self._path = path
-        self._lock = threading.RLock()
-        self._depth = 0
-        self._fh = None
-
-    def __enter__(self) -> "StoreLock":
-        self._lock.acquire()
-        if self._depth == 0:
-            fh = open(self._path, "a")
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            self._fh = fh
-        self._depth += 1
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._depth -= 1
-        if self._depth == 0:
-            fcntl.flock(self._fh, fcntl.LOCK_UN)
-            self._fh.close()
-            self._fh = None
-        self._lock.release()
-
-
-_LOCKS: dict[Path, StoreLock] = {}
-_STORES: dict[Path, "_Store"] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def store_lock(home: Path) -> StoreLock:
-    path = (home / "chroma.lock").resolve()
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, StoreLock(path))
-
-
-def index_files(store: Path) -> dict[str, tuple[int, int]]:
-    """(size, mtime) of every HNSW file in the store: what changes whenever any process saves an index."""
-    out = {}
-    with os.scandir(store) as top:
-        for d in top:
-            if d.is_dir():
-                with os.scandir(d.path) as files:
-                    for f in files:
-                        st = f.stat()
-                        out[f.path] = (st.st_size, st.st_mtime_ns)
-    return out
-
-
-def reload(server) -> None:
-    """Fresh bindings for every handle on an embedded store: each collection loads its files anew on its
-    next call (calls under way finish on the old). No-op for a server client."""
-    if server is not None and hasattr(server, "bindings") and hasattr(server, "start"):
-        server.start()
-
-
-class _Store:
-    """Per process and store: the lock, the index files as this process last left them, and the
-    collections whose files a dead process left half-saved (never loaded until rebuilt)."""
-
-    def __init__(self, path: Path, lock: StoreLock, server):
-        self.path, self.lock, self.server = path, lock, server
-        self.seen: dict[str, tuple[int, int]] = {}
-        self.dirs: dict[str, Path] = {}  # collection id -> its HNSW folder
-        self.torn: set[Path] = set()
-
-    def before_load(self, collection_id: str) -> None:
-        """With the lock held, before a call on a collection: take up what other processes saved."""
-        from .storecheck import vector_dirs
-
-        now = index_files(self.path)
-        if now != self.seen:
-            from .hnswfiles import problems
-
-            changed = {Path(f).parent for f in set(now) ^ set(self.seen)}
-            changed |= {Path(f).parent for f in now if now[f] != self.seen.get(f)}
-            self.dirs = vector_dirs(self.path)
-            live = set(self.dirs.values())
-            self.torn = {d for d in self.torn | changed if d in live and (d not in changed or problems(d))}
-            reload(self.server)  # each collection loads its files as they are now
-            self.seen = now
-        d = self.dirs.get(collection_id)
-        if d is None:  # a collection created since
-            self.dirs = vector_dirs(self.path)
-            d = self.dirs.get(collection_id)
-        if d in self.torn:
-            raise StoreTorn(f"the vector index files in {d.name} were left half-saved by a process that died")
-
-    def after_call(self) -> None:
-        self.seen = index_files(self.path)
-
-
-class Guarded:
-    """A Chroma client or collection whose every method call holds the store lock; collections it
-    returns are guarded too. Attributes (name, id, metadata) pass through. Calls on a collection (which
-    may load its index) first take up what other processes saved; calls on the client do not load any."""
-
-    def __init__(self, target, store: _Store, loads: bool):
-        self._target = target
-        self._store = store
-        self._loads = loads
-        self.store_lock = store.lock
-
-    def __getattr__(self, name):
-        attr = getattr(self._target, name)
-        if not callable(attr):
-            return attr
-
-        @functools.wraps(attr)
-        def call(*args, **kwargs):
-            store = self._store
-            with store.lock:
-                # A client call loads no index: what changed before it is left for the next collection
-                # call to check, and only this call's own changes are taken as seen.
-                ours = self._loads or index_files(store.path) == store.seen
-                if self._loads:
-                    store.before_load(str(self._target.id))
-                try:
-                    out = attr(*args, **kwargs)
-                finally:
-                    if ours:
-                        store.after_call()
-            return Guarded(out, store, True) if _is_collection(out) else out
-
-        return call
-
-    def __repr__(self) -> str:
-        return f"Guarded({self._target!r})"
-
-
-def _is_collection(obj) -> bool:
-    from chromadb.api.models.Collection import Collection
-
-    return isinstance(obj, Collection)
+from .collections import Collections
+from .errors import StoreUnavailable
+from .locks import server_lock
 
 
 def make_client(home: Path, url: str | None = None):
+    """A client of the Chroma server at `url`, or else of the embedded store in `home`/chroma (guarded)."""
+    if not url:
+        from .store import embedded_client
+
+        return embedded_client(home)
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    if url:
-        u = urlparse(url if "://" in url else f"http://{url}")
-        try:
-            client = chromadb.HttpClient(host=u.hostname or "127.0.0.1", port=u.port or 8000,
-                                         ssl=u.scheme == "https", settings=chroma_settings)
-            client.heartbeat()
-        except Exception as exc:  # noqa: BLE001 - any failure here means the same thing to the user
-            # Never show a password written into the URL.
-            shown = u._replace(netloc=u.netloc.rpartition("@")[2]).geturl() if "@" in url else url
-            raise StoreUnavailable(f"cannot reach the Chroma server at {shown} ({exc.__class__.__name__}); "
-                                   f"is `chroma run` serving there? (PAPERCHAT_CHROMA_URL)") from exc
-        return client
-    path = home / "chroma"
-    path.mkdir(parents=True, exist_ok=True)
-    lock = store_lock(home)
-    # Opening runs Chroma's schema migrations, which race when two processes open a new store at once.
-    with lock:
-        client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-        key = path.resolve()
-        with _LOCKS_GUARD:
-            store = _STORES.get(key)
-            if store is None:
-                # This process has loaded nothing yet: the files as they are now need no reload. (Whether
-                # they are whole is the library's check, made before it first reads; rag.library.)
-                store = _STORES[key] = _Store(path, lock, None)
-                store.after_call()
-        store.server = getattr(client, "_server", None)  # (Chroma shares one system per path and process)
-    return Guarded(client, store, False)
+    u = urlparse(url if "://" in url else f"http://{url}")
+    try:
+        client = chromadb.HttpClient(host=u.hostname or "127.0.0.1", port=u.port or 8000, ssl=u.scheme == "https",
+                                     settings=ChromaSettings(anonymized_telemetry=False))
+        client.heartbeat()
+    except Exception as exc:  # noqa: BLE001 - any failure here means the same thing to the user
+        # Never show a password written into the URL.
+        shown = u._replace(netloc=u.netloc.rpartition("@")[2]).geturl() if "@" in url else url
+        raise StoreUnavailable(f"cannot reach the Chroma server at {shown} ({exc.__class__.__name__}); "
+                               f"is `chroma run` serving there? (PAPERCHAT_CHROMA_URL)") from exc
+    return client
+
+
+class ServerStore:
+    """A library's store jobs on a Chroma server (the same methods as rag.store.EmbeddedStore). The
+    server keeps one index for every client, so there is nothing to check, catch up with or repair."""
+
+    def __init__(self, cols: Collections):
+        self.cols = cols
+
+    def saw(self, gen: str) -> None:
+        pass
+
+    def catch_up(self, gen: str) -> None:
+        pass
+
+    def check_before_load(self) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def writing(self, deadline: float, timeout: float) -> Iterator[None]:
+        """Inside the library's write lock: replicas keep their lock files in their own homes, so the
+        writer also takes the lock on the server (rag.locks.server_lock)."""
+        with server_lock(self.cols.client, self.cols.name, deadline, timeout):
+            yield
+
+    def readable(self) -> bool:
+        return True
+
+    def repair_after(self, exc: Exception) -> None:
+        raise exc
+
+    def finish_rebuild(self) -> bool:
+        return False
+
+    def rebuild_if_unloadable(self) -> bool:
+        return False
+
+
+def store_for(chroma_url: str | None, home: Path, folder: Path, cols: Collections):
+    """The store jobs of one library: the embedded-store guard, or ServerStore for a Chroma server."""
+    if chroma_url:
+        return ServerStore(cols)
+    from .store import EmbeddedStore
+
+    return EmbeddedStore(home, folder, cols)

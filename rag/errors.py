@@ -1,13 +1,55 @@
-"""What a user can cause, turned into one clear line (with any secret removed)."""
+"""paperchat's exceptions, in one hierarchy, and what a user can cause turned into one clear line (no secret).
+
+    UserError                    a mistake the user can fix; the message says how (printed as one line)
+    ├── LibraryError             a library cannot do what was asked (bad name, other embedder, ...)
+    │   └── LibraryBusy          another process holds the library's write lock
+    ├── StoreUnavailable         the Chroma server does not answer
+    ├── LoadError                a whole path cannot be read (`.rejection` says which and why)
+    └── FieldsError              a `fields` mapping names a field of ours that does not exist
+    StoreTorn                    a process died saving embedded Chroma's index files (not the user's doing)
+
+The rooms raise these without importing each other: every module may import this one, and it imports
+only `rag.records`.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 
+from .records import Rejection
+
 
 class UserError(Exception):
     """A mistake in what the user asked for; the message says how to fix it."""
+
+
+class LibraryError(UserError, RuntimeError):
+    """A problem the user can act on; the CLI prints it as one line."""
+
+
+class LibraryBusy(LibraryError):
+    """Another process is writing to the library (its write lock did not come free in time)."""
+
+
+class StoreUnavailable(UserError, RuntimeError):
+    """The Chroma server at PAPERCHAT_CHROMA_URL cannot be reached."""
+
+
+class StoreTorn(RuntimeError):
+    """Another process died while saving the vector index; Chroma must not load it (see rag.store)."""
+
+
+class LoadError(UserError):
+    """A whole path/file that cannot be read at all; `.rejection` says which and why in one line."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(str(rejection))
+        self.rejection = rejection
+
+
+class FieldsError(UserError, ValueError):
+    """A `fields` mapping names one of our fields that does not exist (a caller's mistake)."""
 
 
 def redact(text: str) -> str:
@@ -20,19 +62,8 @@ def redact(text: str) -> str:
 
 def user_message(exc: BaseException) -> str | None:
     """One line for errors a user can cause; None for bugs, which should keep their traceback."""
-    from .chroma import StoreUnavailable
-    from .library import LibraryError
-
-    if isinstance(exc, (UserError, LibraryError, StoreUnavailable)):
+    if isinstance(exc, UserError):
         return redact(str(exc))
-    try:
-        from .loaders import LoadError
-        from .loaders.mapping import FieldsError
-
-        if isinstance(exc, (LoadError, FieldsError)):
-            return redact(str(exc))
-    except ImportError:
-        pass
     if type(exc).__module__.startswith("chromadb") and type(exc).__name__ == "InternalError" and any(
             w in str(exc) for w in ("hnsw", "compactor", "pickle")):
         # Embedded Chroma writes its index files in place: a crash at the wrong moment can leave them
@@ -57,8 +88,6 @@ def user_message(exc: BaseException) -> str | None:
         if isinstance(exc, openai.AuthenticationError):
             return "the language model endpoint refused the API key (check OPENAI_API_KEY)"
         if isinstance(exc, openai.APIConnectionError):
-            from .llm import public_url
-
             base = public_url(os.environ.get("OPENAI_BASE_URL") or os.environ.get("PAPERCHAT_OPENAI_BASE_URL")
                               or "https://api.openai.com/v1")  # a key pasted into the URL stays hidden
             return f"cannot reach the language model endpoint at {base} (check OPENAI_BASE_URL and that the server runs)"
@@ -69,3 +98,17 @@ def user_message(exc: BaseException) -> str | None:
     if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
         return redact(f"{exc.strerror}: {exc.filename}")
     return None
+
+
+def public_url(url: str | None) -> str:
+    """A URL fit to show: no user, password or query string (where keys get pasted)."""
+    if not url:
+        return ""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        u = urlsplit(url)
+        netloc = u.netloc.rsplit("@", 1)[-1]  # drop user:password@, keep host:port as written
+        return redact(urlunsplit((u.scheme, netloc, u.path, "", "")))
+    except ValueError:
+        return "(an invalid URL)"

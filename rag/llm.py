@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import UserError
+from .errors import UserError, public_url
 from .settings import Settings
 
 
@@ -25,19 +25,3 @@ def describe(settings: Settings) -> str:
         return ("extractive — no language model configured; set PAPERCHAT_LLM=openai and OPENAI_API_KEY "
                 "to generate answers")
     return f"{settings.model} via {public_url(settings.openai_base_url) or 'api.openai.com'}"
-
-
-def public_url(url: str | None) -> str:
-    """A URL fit to show: no user, password or query string (where keys get pasted)."""
-    if not url:
-        return ""
-    from urllib.parse import urlsplit, urlunsplit
-
-    from .errors import redact
-
-    try:
-        u = urlsplit(url)
-        netloc = u.netloc.rsplit("@", 1)[-1]  # drop user:password@, keep host:port as written
-        return redact(urlunsplit((u.scheme, netloc, u.path, "", "")))
-    except ValueError:
-        return "(an invalid URL)"

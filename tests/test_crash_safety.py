@@ -149,7 +149,7 @@ def check_consistent(lib, vocab_of: dict[str, list[str]], rng: random.Random, ex
     assert all(int(m["n_chunks"]) >= 1 for m in cat.values())
     # Embedded Chroma can be left unable to load its vector index by a kill at the wrong moment (it
     # writes its HNSW files in place); the first reader rebuilds it from the paper records.
-    damaged = not lib._store_readable()
+    damaged = not lib.store.readable()
 
     # Searches answer, with catalogue papers only; a paper's own words find it. (First, as a reader would.)
     if cat:
@@ -169,11 +169,11 @@ def check_consistent(lib, vocab_of: dict[str, list[str]], rng: random.Random, ex
     assert lib.catalogue == cat
     if damaged and not cat:
         return {"papers": 0, "chunks": 0, "stored": None, "damaged": True}  # the next ingest rebuilds it
-    assert lib._store_readable()
+    assert lib.store.readable()
 
     present: set[str] = set()
     for s in range(0, len(want_l), 5000):
-        present |= set(lib._chunks.get(ids=want_l[s:s + 5000], include=[])["ids"])
+        present |= set(lib.collections.chunks.get(ids=want_l[s:s + 5000], include=[])["ids"])
     assert present == want, f"{len(want - present)} catalogue chunks missing from Chroma"
 
     # The lexical index holds chunks (pid#n) or whole papers (pid), depending on how retrieval is tuned;
@@ -185,15 +185,15 @@ def check_consistent(lib, vocab_of: dict[str, list[str]], rng: random.Random, ex
     assert set(lex) == expect, (f"lexical index disagrees with the catalogue: {len(expect - set(lex))} missing, "
                                 f"{len(set(lex) - expect)} extra")
 
-    stored = lib._chunks.count()
+    stored = lib.collections.chunks.count()
     if exact_store:
         assert stored == len(want), f"{stored - len(want)} orphan chunks left in Chroma after a completed ingest"
 
     if want_l:
         # The vector index (not just the metadata store) holds catalogue chunks: each finds itself.
         sample = rng.sample(want_l, min(5, len(want_l)))
-        got = lib._chunks.get(ids=sample, include=["embeddings"])
-        res = lib._chunks.query(query_embeddings=[list(map(float, e)) for e in got["embeddings"]], n_results=1,
+        got = lib.collections.chunks.get(ids=sample, include=["embeddings"])
+        res = lib.collections.chunks.query(query_embeddings=[list(map(float, e)) for e in got["embeddings"]], n_results=1,
                                 include=[])
         for cid, top in zip(got["ids"], res["ids"]):
             assert top and top[0] == cid, f"dense index does not find stored chunk {cid}"
@@ -297,7 +297,7 @@ def test_kill_9_while_replacing_edited_abstracts(tmp_path):
             lib.refresh()
             # Each paper's chunks are those of the version its record describes.
             sample = rng.sample(sorted(lib.catalogue), min(300, len(lib.catalogue)))
-            got = lib._chunks.get(where={"paper_id": {"$in": sample}}, include=["documents", "metadatas"])
+            got = lib.collections.chunks.get(where={"paper_id": {"$in": sample}}, include=["documents", "metadatas"])
             texts: dict[str, list[str]] = {}
             for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"]):
                 texts.setdefault(m["paper_id"], []).append(doc)
@@ -367,12 +367,12 @@ def test_a_collection_chroma_cannot_load_is_rebuilt(tmp_path, what):
     def damage() -> None:
         lib = open_library(settings)
         if what == "killed-rebuild":  # a rebuild of the chunks killed half-way: its stamp, half the chunks
-            lib._set_generation("dirty-rebuild-killed")
-            ids = lib._chunks.get(include=[])["ids"]
-            lib._chunks.delete(ids=ids[: len(ids) // 2])
+            lib.records.set_generation("dirty-rebuild-killed")
+            ids = lib.collections.chunks.get(include=[])["ids"]
+            lib.collections.chunks.delete(ids=ids[: len(ids) // 2])
             close_library(lib)
             return
-        seg = _vector_segment_dir(settings.home, str((lib._chunks if what == "chunks" else lib._papers).id))
+        seg = _vector_segment_dir(settings.home, str((lib.collections.chunks if what == "chunks" else lib.collections.papers).id))
         close_library(lib)
         if seg is None or not (seg / "index_metadata.pickle").exists():
             pytest.skip("this chromadb version lays out its vector index differently")
@@ -428,7 +428,7 @@ def tear_until_it_crashes(store: Path, name: str, seg: Path) -> str:
             continue
         original = f.read_bytes()
         f.write_bytes(how(original))
-        p = subprocess.run([sys.executable, "-m", "rag.storecheck", str(store), name], cwd=ROOT, capture_output=True,
+        p = subprocess.run([sys.executable, "-m", "rag.store.childcheck", str(store), name], cwd=ROOT, capture_output=True,
                            text=True, timeout=300, env=cli_env(store.parent))
         if p.returncode < 0:
             return f"{tear}: crash (signal {-p.returncode})"
@@ -450,7 +450,7 @@ def test_files_a_killed_writer_tore_do_not_crash_the_next_reader_or_writer(tmp_p
     it the process). The next reader and the next ingest must not crash: the writer's marker tells them
     to load the store in a child process first, and what the child cannot load is rebuilt."""
     from rag.settings import Settings
-    from rag.storecheck import failing
+    from rag.store.childcheck import failing
 
     n = 1100  # Chroma first saves an HNSW index at 1000 entries: the papers collection needs that many
     corpus = tmp_path / "corpus.jsonl"
@@ -522,7 +522,7 @@ def test_files_torn_with_no_writer_marker_are_checked_before_anything_loads_them
     """Any process can write Chroma's HNSW files (a reader applies Chroma's log on its first read), so torn
     files need not come with a dead writer's marker. The next process must notice by itself that the files
     are not the ones last checked, check their bytes before loading them, rebuild, and answer."""
-    from rag.hnswfiles import problems
+    from rag.store.hnswfiles import problems
     from rag.settings import Settings
 
     n = 1100  # Chroma first saves an HNSW index at 1000 entries: the papers collection needs that many
@@ -581,7 +581,7 @@ def test_files_the_check_passes_never_crash_chroma(saved_index, tmp_path_factory
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from rag.hnswfiles import FILES, problems
+    from rag.store.hnswfiles import FILES, problems
 
     names = {c: f"paperchat-default-{c}" for c in ("chunks", "papers")}
     segs = {c: _vector_segment_dir(saved_index, _collection_id(saved_index, names[c])) for c in names}
@@ -606,7 +606,7 @@ def test_files_the_check_passes_never_crash_chroma(saved_index, tmp_path_factory
         if problems(seg, coll == "chunks"):
             seen["flagged"] += 1
         else:
-            p = subprocess.run([sys.executable, "-m", "rag.storecheck", str(work / "chroma"), names[coll]], cwd=ROOT,
+            p = subprocess.run([sys.executable, "-m", "rag.store.childcheck", str(work / "chroma"), names[coll]], cwd=ROOT,
                                capture_output=True, text=True, timeout=300, env=cli_env(work))
             assert p.returncode == 0, f"passed the check, yet Chroma {'crashed' if p.returncode < 0 else 'failed'}: " \
                                       f"{coll} {fname} {how} at {at} ({p.stdout.strip()[-300:]})"

@@ -14,7 +14,7 @@ from rag.retrieval import Filters, search
 
 
 def chunk_count(lib: Library) -> int:
-    return lib._chunks.count()
+    return lib.collections.chunks.count()
 
 
 def test_ingesting_seeds_twice_leaves_76_papers_and_same_chunks(fake_library):
@@ -86,8 +86,6 @@ def test_filters_on_venue_and_year(fake_library, tmp_path):
 def test_filtered_dense_side_matches_the_stores_own_filter(fake_library, tmp_path, monkeypatch):
     """A filtered search filters the nearest chunks itself (Chroma's `where` is slow at scale) and falls
     back to Chroma when too few pass: both ways it must find what Chroma's own filter finds."""
-    import rag.library as library_module
-
     f = tmp_path / "two.jsonl"
     rows = [{"id": f"a{i}", "title": f"Graph networks {i}", "abstract": f"Graph neural networks for molecules, variant {i}.",
              "venue": "AAA", "year": 2020} for i in range(40)]
@@ -101,10 +99,10 @@ def test_filtered_dense_side_matches_the_stores_own_filter(fake_library, tmp_pat
     mask = facets.mask("BBB", None, None)
     admitted, share = facets.admitted(mask), float(mask.mean())
     assert abs(share - 5 / 45) < 1e-6
-    chroma_own = [r[0] for r in fake_library._dense_rows(v, 40, where, None)]
+    chroma_own = [r[0] for r in fake_library.chunks.dense_rows(v, 40, where, None)]
     assert {c.split("#")[0] for c in chroma_own} == {f"b{i}" for i in range(5)}
     assert [r[0] for r in fake_library.dense(v, 40, where, admitted=admitted, share=share)] == chroma_own  # scans all
-    monkeypatch.setattr(library_module, "_SCAN", 10)  # the nearest 10 chunks are all AAA: falls back to Chroma
+    monkeypatch.setattr(fake_library.chunks, "scan", 10)  # the nearest 10 chunks are all AAA: falls back to Chroma
     assert [r[0] for r in fake_library.dense(v, 40, where, admitted=admitted, share=share)] == chroma_own
     assert fake_library.dense(v, 40, where, admitted=admitted, share=0.0) == []
     hits = search(fake_library, "graph neural networks for molecules", 10, Filters(venue="bbb"))

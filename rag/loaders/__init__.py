@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ..errors import FieldsError, LoadError
 from ..records import Paper, Rejection
 from . import bibtex, csv_, jsonl, seeds
 from ._io import ReadProblem, read_head, text_problem
-from .mapping import FieldsError, check_fields
+from .mapping import check_fields
 
 __all__ = ["LoadError", "FieldsError", "discover", "load_file", "RECOGNISED"]
 
@@ -21,14 +22,6 @@ __all__ = ["LoadError", "FieldsError", "discover", "load_file", "RECOGNISED"]
 RECOGNISED = (".txt", ".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".bib")
 NOT_RECOGNISED = "skipped: not a recognised abstract list"
 NO_SUCH = "no such file or folder"
-
-
-class LoadError(Exception):
-    """A whole path/file that cannot be read at all; `.rejection` says which and why in one line."""
-
-    def __init__(self, rejection: Rejection) -> None:
-        super().__init__(str(rejection))
-        self.rejection = rejection
 
 
 def _suffix(path: Path) -> str:

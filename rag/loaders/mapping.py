@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import FieldsError
 from ..records import Paper
 from .common import clean_text, make_paper_id, parse_year, split_authors
 from .titles import derive_title
@@ -23,10 +24,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "doi": ("doi",),
 }
 _SYNONYMS = {"id": "paper_id"}  # `fields={"id": ...}` means our paper_id
-
-
-class FieldsError(ValueError):
-    """A `fields` mapping names one of our fields that does not exist (a caller's mistake)."""
 
 
 def check_fields(fields: Mapping[str, str] | None) -> dict[str, str]:

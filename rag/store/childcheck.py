@@ -4,11 +4,11 @@ Embedded Chroma rewrites its HNSW files in place. A process killed at the wrong 
 OOM killer, a power cut) can leave files that make the next process to load them crash with SIGSEGV
 inside Chroma, on any read (count, get, query), where no try/except can catch it. Other torn files
 load but answer wrongly, or poison every later flush. So before a process loads files that no check
-has passed (rag.library, "checking the store"), they are read as bytes (rag.hnswfiles); after a writer
+has passed (rag.store.guard), they are read as bytes (rag.store.hnswfiles); after a writer
 died, the collections are also loaded here, in a child: it counts, reads a few stored vectors and
 checks each finds itself. The parent rebuilds what fails either check.
 
-    python -m rag.storecheck STORE_DIR COLLECTION [COLLECTION ...]
+    python -m rag.store.childcheck STORE_DIR COLLECTION [COLLECTION ...]
 
 prints `ok NAME` for each collection that passed, in order; it stops at the first that failed.
 """
@@ -43,8 +43,8 @@ def failing(store: Path, names: list[str], timeout: float = 600.0) -> list[str]:
     vectors. A crash stops the child: the collection it was on and those after it count as failing."""
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
     try:
-        p = subprocess.run([sys.executable, "-m", "rag.storecheck", str(store), *names], capture_output=True,
-                           text=True, timeout=timeout, env=env, cwd=Path(__file__).resolve().parent.parent)
+        p = subprocess.run([sys.executable, "-m", "rag.store.childcheck", str(store), *names], capture_output=True,
+                           text=True, timeout=timeout, env=env, cwd=Path(__file__).resolve().parents[2])
         out = p.stdout
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    from .chroma import store_lock
+    from ..locks import store_lock
 
     store, names = argv[0], argv[1:]
     with store_lock(Path(store).parent):  # loading applies Chroma's log and saves the index: one process at a time

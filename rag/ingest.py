@@ -1,0 +1,262 @@
+"""Writing a library: ingest in batches (add, replace, keep, remove), re-cut the chunks; in an order a crash cannot harm.
+
+Write order makes a crash harmless: a paper's chunks are written before its catalogue record, and a
+paper only exists once its record does; chunks without a record are ignored by readers and swept by
+the next ingest. The generation is set to a "dirty" stamp before the first write and to a fresh one
+after the last, so every reader's caches notice any change, finished or not.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from .catalogue import Catalogue, paper_from_meta, paper_meta
+from .chunking import chunk_paper
+from .collections import DIRTY, PAGE, REBUILD, Collections, in_pages, paged
+from .embcache import EmbeddingCache, embed_with_cache
+from .records import Chunk, Paper, Rejection
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+BATCH = 128  # papers per write: small enough to lose little to a crash, large enough to batch the embedder
+
+
+class IngestReport(BaseModel):
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    rejected: int = 0
+    rejections: list[Rejection] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (f"added {self.added}, updated {self.updated}, unchanged {self.unchanged}, "
+                f"rejected {self.rejected}" + (f", removed {self.removed}" if self.removed else ""))
+
+
+def chunking_of(settings: Settings) -> str:
+    """How chunks are cut under these settings, as the library records it."""
+    cs = settings.chunk
+    return f"{cs.max_chars} chars/{cs.max_tokens} tokens"
+
+
+class Ingestor:
+    """The one writer of a library. `write_lock` is the library's (rag.library.Library.write_lock);
+    `store` its store jobs, which may rebuild a store Chroma cannot load before an ingest writes."""
+
+    def __init__(self, cols: Collections, catalogue: Catalogue, store, embedder, cache: EmbeddingCache | None,
+                 settings: Settings, write_lock: Callable[[], AbstractContextManager]):
+        self.cols, self.catalogue, self.store = cols, catalogue, store
+        self.embedder, self.cache, self.settings, self.write_lock = embedder, cache, settings, write_lock
+
+    def _chunk(self, papers: Iterable[Paper]) -> list[Chunk]:
+        cs = self.settings.chunk
+        count = getattr(self.embedder, "count_tokens", None)
+        return [c for p in papers for c in chunk_paper(p, cs.max_chars, cs.max_tokens, count)]
+
+    def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
+               progress: bool | None = None, on_progress: Callable[[int], None] | None = None) -> IngestReport:
+        """Add what is new, replace what changed, leave the rest; see IngestReport for the counts."""
+        from tqdm import tqdm
+
+        from .loaders import discover, estimate_records, load_file
+
+        t0 = time.perf_counter()
+        report = IngestReport()
+        files, skipped = discover([Path(p) for p in paths])
+        for r in skipped:
+            report.rejections.append(r)
+            report.rejected += 1
+        if not files:
+            report.seconds = time.perf_counter() - t0
+            return report
+        cat = self.catalogue
+        with self.write_lock():
+            wanted = chunking_of(self.settings)
+            if not self.store.rebuild_if_unloadable() and self.cols.chunking != wanted and self.cols.papers.count():
+                log.warning("library %r was chunked at %s; re-chunking it at %s (PAPERCHAT_CHUNK__MAX_CHARS) first",
+                            self.cols.name, self.cols.chunking, wanted)
+                self.recut()
+            cat.refresh()
+            was_dirty = cat.generation.startswith(DIRTY)
+            gen_dirty = f"{DIRTY}-{uuid.uuid4().hex}"
+            changed = False
+            show = None if progress is None else progress
+            counts = [estimate_records(f) for f in files] if show is not False else []
+            total = sum(counts) if counts and None not in counts else None  # gives the bar a rate and an ETA
+            bar = tqdm(total=total, unit=" abstracts", disable=(None if show is None else not show), smoothing=0.05,
+                       dynamic_ncols=True, desc="ingest", leave=False)
+
+            def write(batch: list[Paper]) -> None:
+                nonlocal changed
+                if self.write_batch(batch, report, gen_dirty, changed):
+                    changed = True
+                bar.update(len(batch))
+                if on_progress:
+                    on_progress(bar.n)
+
+            try:
+                if was_dirty:
+                    cat.set_generation(gen_dirty)
+                    changed = True
+                    self.sweep_orphans()
+                for path in files:
+                    seen: set[str] = set()
+                    bad = good = 0
+                    batch: list[Paper] = []
+                    for item in load_file(path, fields):
+                        if isinstance(item, Rejection):
+                            report.rejections.append(item)
+                            report.rejected += 1
+                            bad += 1
+                            continue
+                        good += 1
+                        seen.add(item.paper_id)
+                        batch.append(item)
+                        if len(batch) >= BATCH:
+                            write(batch)
+                            batch = []
+                    if batch:
+                        write(batch)
+                    if good and not bad:
+                        # The file is the truth for its own papers: drop the ones it no longer holds.
+                        gone = [pid for pid, m in cat.entries.items() if m.get("source") == path.name and pid not in seen]
+                        if gone:
+                            if not changed:
+                                cat.set_generation(gen_dirty)
+                                changed = True
+                            self.delete_papers(gone)
+                            report.removed += len(gone)
+            finally:
+                bar.close()
+                if changed:
+                    cat.set_generation(uuid.uuid4().hex)
+                    cat.refresh()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def write_batch(self, batch: list[Paper], report: IngestReport, gen_dirty: str, dirty: bool) -> bool:
+        """Write one batch (counting it into `report`); True if it wrote anything. Stamps the generation
+        `gen_dirty` before the first write unless `dirty` says it already is."""
+        cat = self.catalogue.entries
+        todo: dict[str, Paper] = {}
+        moved: list[Paper] = []
+        for p in batch:
+            old = cat.get(p.paper_id)
+            if old is None and p.paper_id not in todo:
+                report.added += 1
+                todo[p.paper_id] = p
+            elif old is not None and old.get("hash") != p.content_hash:
+                report.updated += 1
+                todo[p.paper_id] = p
+            elif p.paper_id in todo:
+                todo[p.paper_id] = p  # a repeat inside one ingest: the last version wins
+                report.unchanged += 1
+            else:
+                report.unchanged += 1
+                if old.get("source") == p.source and old.get("position") != p.position:
+                    moved.append(p)
+        if not todo and not moved:
+            return False
+        if not dirty:
+            self.catalogue.set_generation(gen_dirty)
+        papers = list(todo.values())
+        chunks: list[Chunk] = []
+        n_chunks: dict[str, int] = {}
+        for p in papers:
+            pc = self._chunk([p])
+            n_chunks[p.paper_id] = len(pc)
+            chunks.extend(pc)
+        vecs = embed_with_cache(self.embedder, [c.text for c in chunks], self.cache)
+        # Drop the chunks of the versions being replaced (an edit can leave fewer chunks than before).
+        stale = [f"{pid}#{i}" for pid in todo if pid in cat for i in range(int(cat[pid].get("n_chunks", 0)))]
+        # An edited paper's record goes first: new chunks overwrite the old ones in place, so a crash
+        # before the new record is written must leave the paper absent (re-added by the next run, its
+        # chunks swept), never an old record over the new version's chunks.
+        for part in in_pages([pid for pid in todo if pid in cat]):
+            self.cols.papers.delete(ids=part)
+        for part in in_pages(stale):
+            self.cols.chunks.delete(ids=part)
+        for s in range(0, len(chunks), PAGE):
+            part = chunks[s : s + PAGE]
+            self.cols.chunks.upsert(
+                ids=[c.chunk_id for c in part],
+                embeddings=vecs[s : s + PAGE],
+                documents=[c.text for c in part],
+                metadatas=[{"paper_id": c.paper_id, "n": c.n, "venue": todo[c.paper_id].venue,
+                            "year": todo[c.paper_id].year or 0} for c in part],
+            )
+        recs = papers + moved
+        metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0)))) for p in recs]
+        self.cols.papers.upsert(ids=[p.paper_id for p in recs], embeddings=[[1.0]] * len(recs),
+                                documents=[p.abstract for p in recs], metadatas=metas)
+        # Copy-on-write: readers in other threads may be iterating the current catalogue.
+        self.catalogue.entries = {**cat, **{p.paper_id: m for p, m in zip(recs, metas)}}
+        return True
+
+    def delete_papers(self, ids: list[str]) -> None:
+        cat = self.catalogue.entries
+        # Record first: once it is gone the paper is gone for every reader, whatever happens next.
+        for part in in_pages(ids):
+            self.cols.papers.delete(ids=part)
+        for part in in_pages([f"{pid}#{i}" for pid in ids for i in range(int(cat[pid].get("n_chunks", 0)))]):
+            self.cols.chunks.delete(ids=part)
+        gone = set(ids)
+        self.catalogue.entries = {k: v for k, v in cat.items() if k not in gone}
+
+    def sweep_orphans(self) -> None:
+        """After a crash: drop chunks whose paper record was never written."""
+        cat = self.catalogue.entries
+        orphans = []
+        for got in paged(self.cols.chunks, ["metadatas"]):
+            for cid, m in zip(got["ids"], got["metadatas"]):
+                pid = (m or {}).get("paper_id")
+                if pid not in cat or int(cid.rsplit("#", 1)[1]) >= int(cat[pid].get("n_chunks", 0)):
+                    orphans.append(cid)
+        for part in in_pages(orphans):
+            self.cols.chunks.delete(ids=part)
+
+    def recut(self) -> int:
+        """Rebuild the chunk collection from the paper records (which hold the abstracts): chunks and
+        vectors are derived data, and the embedding cache makes re-embedding cheap. After chunk settings
+        changed, and after a store repair (rag.store), so that chunks and records agree whatever a crash
+        left. Call with the write lock held. Returns the number of papers re-indexed."""
+        cols = self.cols
+        log.warning("library %r: rebuilding the chunk vector index from the %d paper records",
+                    cols.name, cols.papers.count())
+        self.catalogue.set_generation(f"{REBUILD}{uuid.uuid4().hex}")
+        cols.new_chunks()
+        done = 0
+        for got in paged(cols.papers, ["documents", "metadatas"]):
+            papers = [paper_from_meta(pid, m or {}, doc or "") for pid, doc, m in
+                      zip(got["ids"], got["documents"], got["metadatas"])]
+            metas = {pid: dict(m or {}) for pid, m in zip(got["ids"], got["metadatas"])}
+            for s in range(0, len(papers), BATCH):
+                part = papers[s : s + BATCH]
+                chunks = self._chunk(part)
+                vecs = embed_with_cache(self.embedder, [c.text for c in chunks], self.cache)
+                cols.chunks.upsert(ids=[c.chunk_id for c in chunks], embeddings=vecs,
+                                   documents=[c.text for c in chunks],
+                                   metadatas=[{"paper_id": c.paper_id, "n": c.n, "venue": metas[c.paper_id].get("venue", ""),
+                                               "year": metas[c.paper_id].get("year") or 0} for c in chunks])
+                n_of: dict[str, int] = {}
+                for c in chunks:
+                    n_of[c.paper_id] = n_of.get(c.paper_id, 0) + 1
+                moved = [p.paper_id for p in part if int(metas[p.paper_id].get("n_chunks", 0)) != n_of.get(p.paper_id, 0)]
+                if moved:  # chunking settings changed since: the records follow
+                    cols.papers.update(ids=moved, metadatas=[{**metas[i], "n_chunks": n_of.get(i, 0)} for i in moved])
+                done += len(part)
+        cols.chunking = chunking_of(self.settings)
+        self.catalogue.set_generation(uuid.uuid4().hex)
+        self.catalogue.generation = None
+        self.catalogue.refresh()
+        return done
