@@ -127,7 +127,7 @@ def features(lib, claims: list[dict], depth: int) -> list[dict]:
     from rag.extractive import rank_sentences
     from rag.retrieval import search
     from rag.tasks.cite import clean_claim
-    from rag.tasks.summarise import CachedEmbedder
+    from rag.embcache import CachedEmbedder
 
     from rag.sentences import split_sentences
 

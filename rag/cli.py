@@ -191,7 +191,8 @@ def cmd_ask(args) -> int:
 
 
 def cmd_summarise(args) -> int:
-    from .tasks.summarise import summarise, to_bibtex
+    from .exports import to_bibtex
+    from .tasks.summarise import summarise
 
     settings = _settings(args)
     res = summarise(args.topic, _library(args), settings=settings, filters=_filters(args))

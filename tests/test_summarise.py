@@ -15,8 +15,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from rag.exports import bibtex_escape, bibtex_key, to_bibtex
 from rag.records import Citation, Paper
-from rag.tasks.summarise import bibtex_escape, bibtex_key, summarise, to_bibtex
+from rag.tasks.summarise import summarise
 from seed_questions import seed
 
 pytestmark = pytest.mark.slow

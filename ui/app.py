@@ -11,9 +11,7 @@ by a writer, and run one at a time in their own concurrency group so they never 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import inspect
 import logging
 import os
 import queue
@@ -31,11 +29,14 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import gradio as gr  # noqa: E402
 
 from rag.errors import redact, user_message  # noqa: E402
+from rag.exports import write_exports  # noqa: E402
 from rag.library import Library  # noqa: E402
 from rag.llm import describe  # noqa: E402
 from rag.retrieval import Filters, search  # noqa: E402
 from rag.settings import Settings  # noqa: E402
-from rag.tasks.summarise import to_bibtex as _to_bibtex  # noqa: E402
+from rag.tasks.ask import ask  # noqa: E402
+from rag.tasks.cite import cite  # noqa: E402
+from rag.tasks.summarise import summarise  # noqa: E402
 
 from . import render  # noqa: E402
 from .render import h, md  # noqa: E402
@@ -68,26 +69,6 @@ EXAMPLES = [  # (text, mode, label) shown in the empty chat
     ("Projecting the residual connection space onto a manifold restores the identity mapping.", CITE,
      "Projecting residual connections onto a manifold restores the identity mapping."),
 ]
-
-
-# -- optional tasks (summarise / cite land separately) -------------------------------------------
-
-def _task(module: str, name: str) -> Callable | None:
-    try:
-        mod = __import__(f"rag.tasks.{module}", fromlist=[name])
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("rag.tasks"):
-            return None
-        raise
-    return getattr(mod, name, None)
-
-
-def _accepts(fn: Callable, name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 # -- small helpers -------------------------------------------------------------------------------
@@ -322,36 +303,16 @@ class PaperchatUI:
         """Yield streamed text; return a render.Rendered (via StopIteration.value)."""
         mode = mode_of(mode)
         if mode == ASK:
-            from rag.tasks.ask import ask
-
             ans = yield from _stream(ask, dict(question=message, library=self.library, settings=self.settings,
                                                filters=filters, history=list(history)), tokens=True)
             return render.render_answer(ans, turn, filters)
         if mode == SUMMARISE:
-            fn = _task("summarise", "summarise")
-            if fn is None:
-                raise _Unavailable("Summarise is not available in this version yet; use Ask meanwhile.")
-            res = yield from _stream(fn, dict(topic=message, library=self.library, settings=self.settings,
-                                              filters=filters), tokens=_accepts(fn, "on_token"))
+            res = yield from _stream(summarise, dict(topic=message, library=self.library, settings=self.settings,
+                                                     filters=filters), tokens=True)
             return render.render_summary(res, message, turn, filters)
-        fn = _task("cite", "cite")
-        if fn is None:
-            raise _Unavailable("Find support is not available in this version yet; use Ask meanwhile.")
-        res = yield from _stream(fn, dict(claim=message, library=self.library, settings=self.settings,
-                                          filters=filters), tokens=_accepts(fn, "on_token"))
+        res = yield from _stream(cite, dict(claim=message, library=self.library, settings=self.settings,
+                                            filters=filters), tokens=False)
         return render.render_evidence(res, message, turn, filters)
-
-    def write_exports(self, rendered: render.Rendered, turn: int, request) -> tuple[str, str]:
-        d = self.session_dir(request)
-        for old in d.glob("paperchat-*"):
-            with contextlib.suppress(OSError):
-                old.unlink()
-        md_path = d / f"paperchat-{turn:02d}.md"
-        bib_path = d / f"paperchat-{turn:02d}.bib"
-        md_path.write_text(rendered.export_md, encoding="utf-8")
-        bib_path.write_text(_to_bibtex(rendered.citations) if rendered.citations else "% no references\n",
-                            encoding="utf-8")
-        return str(md_path), str(bib_path)
 
     def respond(self, message, chat, mode, venue, year_from, year_to, state, request: gr.Request):
         """The chat: stream the answer into the last bubble, then fill the sources panel and the exports."""
@@ -401,7 +362,7 @@ class PaperchatUI:
             history.append((message, rendered.data.get("answer", "")))
         state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
-        md_path, bib_path = self.write_exports(rendered, turn, request)
+        md_path, bib_path = write_exports(self.session_dir(request), turn, rendered.export_md, rendered.citations)
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
 
     def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "") -> dict:

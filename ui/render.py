@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag import exports
 from rag.citations import parse_numbers
 
 # The same citation-mark grammar as rag.citations: [1], [1, 2], [1-3], [1; 4].
@@ -188,16 +189,6 @@ class Rendered:
     data: dict = field(default_factory=dict)  # the result's JSON
 
 
-def _ref_line(n: int | None, paper) -> str:
-    title = getattr(paper, "title", "") or "(untitled)"
-    star = " (title derived from the abstract)" if getattr(paper, "title_derived", False) else ""
-    where = ", ".join(str(x) for x in (paper.venue, paper.year) if x)
-    src = f"{paper.source}:{paper.position}" if paper.source else ""
-    url = f" <{paper.url}>" if getattr(paper, "url", "") else ""
-    lead = f"[{n}] " if n is not None else "- "
-    return f"{lead}{title}{star}" + (f". {where}" if where else "") + (f". {src}" if src else "") + url
-
-
 def _filters_note(filters) -> str:
     if not filters:
         return ""
@@ -221,7 +212,7 @@ def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict) -
                     for x in nearest)
     body = cards or empty_panel("The library has no papers to show.")
     pnl = panel("Nearest papers", body, "Nothing in the library answers this; these papers came closest.")
-    exp = f"{heading}\n\n{text}\n\n## Nearest papers\n\n" + "\n".join(_ref_line(None, x.paper) for x in nearest) + "\n"
+    exp = exports.abstained_markdown(heading, text, nearest)
     note_md = f"\n\n<small>{md(note)}</small>" if note else ""
     return Rendered(md(text) + note_md + _flags_md(flags), pnl, exp, [], data)
 
@@ -239,18 +230,7 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
         cards.append(card(turn, c.n, c.paper, [c.evidence, *c.more_evidence], "✓ supported" if ok else "✗ not supported",
                           "pc-ok" if ok else "pc-bad"))
     pnl = panel(f"Sources · {len(cards)} cited", "".join(cards) or empty_panel("No sources were cited."))
-    exp = [f"# {ans.question}", "", ans.answer, ""]
-    if ans.citations:
-        exp += ["## References", ""]
-        for c in ans.citations:
-            exp.append(_ref_line(c.n, c.paper))
-            if c.evidence:
-                exp.append(f"    > {c.evidence}" + ("" if c.supported else "  (not supported by the abstract)"))
-            exp += [f"    > {e}" for e in c.more_evidence]
-        exp.append("")
-    if ans.flags:
-        exp += ["## Notes", ""] + [f"- {f}" for f in ans.flags] + [""]
-    return Rendered(chat, pnl, "\n".join(exp), list(ans.citations), ans.as_json())
+    return Rendered(chat, pnl, exports.answer_markdown(ans), list(ans.citations), ans.as_json())
 
 
 def _json(obj) -> dict:
@@ -299,14 +279,7 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
                     for c in citations)
     pnl = panel(f"Summary · {len(themes)} themes · {len(citations)} papers",
                 toc + (cards or empty_panel("No papers were cited.")))
-    exp = [f"# {topic}", ""]
-    if overview:
-        exp += [overview, ""]
-    for t in themes:
-        exp += [f"## {getattr(t, 'title', '') or 'Theme'}", "", getattr(t, "text", "") or "", ""]
-    if citations:
-        exp += ["## References", ""] + [_ref_line(c.n, c.paper) for c in citations] + [""]
-    return Rendered(chat, pnl, "\n".join(exp), citations, _json(res))
+    return Rendered(chat, pnl, exports.summary_markdown(topic, overview, themes, citations), citations, _json(res))
 
 
 _STANCE_CLASS = {"supports": "pc-ok", "contradicts": "pc-bad", "related": "pc-related"}
@@ -314,8 +287,6 @@ _STANCE_CLASS = {"supports": "pc-ok", "contradicts": "pc-bad", "related": "pc-re
 
 def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
     """cite() result: a ranked list in the chat, one card per abstract with its stance badge."""
-    from rag.records import Citation
-
     note = _filters_note(filters)
     items = list(getattr(res, "evidence", []) or [])
     flags = list(getattr(res, "flags", []) or [])
@@ -324,7 +295,7 @@ def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
         msg = msg[:1].upper() + msg[1:] + ("" if msg.endswith(".") else ".")
         return _abstained(msg, list(getattr(res, "nearest", []) or []), f"# Evidence for: {claim}", note, flags,
                           _json(res))
-    number = lambda i, it: getattr(it, "n", None) or i  # noqa: E731
+    number = exports.evidence_number
     counts: dict[str, int] = {}
     for it in items:
         st = getattr(it, "stance", "related")
@@ -354,11 +325,4 @@ def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
         cards.append(card(turn, number(i, it), it.paper, sentences, STANCE_LABEL.get(stance, stance),
                           _STANCE_CLASS.get(stance, "pc-related"), extra))
     pnl = panel(f"Evidence · {len(items)} abstract{'s' if len(items) != 1 else ''}", "".join(cards))
-    exp = [f"# Evidence for: {claim}", ""]
-    for i, it in enumerate(items, 1):
-        exp.append(f"{_ref_line(number(i, it), it.paper)} — {getattr(it, 'stance', 'related')}")
-        exp.append(f"    > {getattr(it, 'sentence', '')}")
-    exp.append("")
-    cits = [Citation(n=number(i, it), paper=it.paper, evidence=getattr(it, "sentence", ""),
-                     supported=bool(getattr(it, "supported", False))) for i, it in enumerate(items, 1)]
-    return Rendered(chat, pnl, "\n".join(exp), cits, _json(res))
+    return Rendered(chat, pnl, exports.evidence_markdown(claim, items), exports.evidence_citations(items), _json(res))

@@ -1,0 +1,81 @@
+"""The Summary record: an overview, cited themes and the reference list, as JSON and as text."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..records import Citation, Hit, Paper
+
+
+class Theme(BaseModel):
+    title: str
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+    terms: list[str] = Field(default_factory=list)  # the distinctive terms the title came from
+
+    def as_json(self) -> dict:
+        return {"title": self.title, "text": self.text, "citations": [c.as_json() for c in self.citations],
+                "terms": self.terms}
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    topic: str
+    summary: str  # the overview paragraph
+    themes: list[Theme] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)  # the reference list, numbered as cited
+    mode: str = "extractive"
+    abstained: bool = False
+    nearest: list[Hit] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {
+            "topic": self.topic,
+            "summary": self.summary,
+            "themes": [t.as_json() for t in self.themes],
+            "citations": [c.as_json() for c in self.citations],
+            "mode": self.mode,
+            "abstained": self.abstained,
+            "nearest": [h.as_json() for h in self.nearest],
+            "flags": self.flags,
+        }
+
+    def render_text(self) -> str:
+        out = [f"Summary: {self.topic}", "", self.summary]
+        if self.abstained:
+            if self.nearest:
+                out += ["", "Nearest papers:"]
+                out += [f"  - {_ref_line(h.paper)}" for h in self.nearest]
+            return "\n".join(out)
+        for i, t in enumerate(self.themes, 1):
+            out += ["", f"{i}. {t.title}", t.text]
+        if self.citations:
+            out += ["", "References"]
+            for c in self.citations:
+                mark = "" if c.supported else "  (not supported by the abstract)"
+                out.append(f"[{c.n}] {_ref_line(c.paper)}{mark}")
+            if any(c.paper.title_derived for c in self.citations):
+                out.append("* title derived from the abstract")
+        return "\n".join(out)
+
+
+def _ref_line(p: Paper) -> str:
+    where = f" ({p.source}:{p.position})" if p.source else ""
+    authors = ""
+    if p.authors:
+        authors = p.authors[0] + (" et al." if len(p.authors) > 1 else "") + ". "
+    pub = f"{p.venue} {p.year or ''}".strip()
+    return f"{authors}{p.title}{'*' if p.title_derived else ''}" + (f" — {pub}" if pub else "") + where
+
+
+class ThemeDraft:
+    """A theme while it is written: its papers (best first), their vectors, its title and terms."""
+
+    def __init__(self, hits: list[Hit], vecs: np.ndarray):
+        self.hits = hits
+        self.vecs = vecs
+        self.title = ""
+        self.terms: list[str] = []

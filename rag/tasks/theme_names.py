@@ -1,0 +1,196 @@
+"""Naming themes: each group's distinctive terms against the other groups and the retrieved papers; stop lists."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import numpy as np
+
+from ..records import Paper
+from .themes import paper_text
+
+_STOP = set("""
+a about above across after again against all almost along also although always among an and another any are
+around as at available be because been before being below between both but by can cannot could did do does
+doing done due during each either enough especially even ever every few first for from further furthermore
+get gets given has have having here hence how however if in into is it its itself just known large largely
+less like made mainly make makes many may might more moreover most much must namely near nearly neither no nor
+not notably now of off often on once one only onto or other others otherwise our ours out over own per
+perhaps rather recently same several shall should show shows shown showed significantly since so some still
+such than that the their theirs them themselves then there thereby therefore these they this those though
+three through thus to too two under until up upon us use used uses using various very via was we well were
+what whether when where which while who whom whose why will with within without would yet
+paper papers work works study code github available consistently outperform outperforms enable enables
+allow allows reveal reveals capture captures exhibit exhibits rely relies studies studied propose proposed proposes introduce introduced introduces
+present presents presented approach approaches method methods framework frameworks result results new novel
+demonstrate demonstrates demonstrated based provide provides provided existing prior previous recent address
+addresses challenge challenges problem problems task tasks achieve achieves achieving remains remain key
+including include includes across leading lead leads often particular particularly specifically
+experiments experimental empirical empirically extensive state art significant improve improves improved
+improvement performance effective effectively efficient efficiently simple wide range real world
+theoretical theoretically theory analysis analyze analyse analyzed establish establishes established
+prove proves proved yields yield obtain obtains obtained consider considers considered develop develops
+developed well-known widely fundamental understanding understood poorly terms term setting settings
+however still despite whereas compared respectively finally moreover additionally thereby first second
+""".split())
+# Unigrams ending like adjectives or adverbs make poor names on their own ("optimal", "fast"); in a
+# phrase they are fine ("optimal transport").
+_NOT_NOUN = ("al", "ic", "ous", "ive", "ed", "able", "ible", "ful", "less", "ary", "ly", "est", "ent", "ant",
+             "fast", "slow", "strong", "weak", "high", "low", "small", "large", "require", "allow", "enable")
+# Words too general to name a theme alone (fine inside a phrase: "graph neural networks").
+_GENERIC = set("""
+network model data learning algorithm function system set distribution error bound loss training
+performance structure parameter feature domain query stability extension sample space method task
+representation generalization optimization analysis condition property rate complexity dimension
+input output objective solution value class framework approach setting process dynamic regime
+architecture mechanism effect behavior behaviour capability application evaluation accuracy efficiency
+information knowledge signal target source scale level step order size number case type form
+guarantee result finding evidence role impact factor aspect
+""".split())
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-\u2011][A-Za-z0-9]+)*")
+
+
+def _clean_for_terms(text: str) -> str:
+    text = re.sub(r"(?:https?://|www\.)\S+|\S+\.(?:com|org|io|net)\S*", " . ", text)  # links, code pointers
+    text = re.sub(r"\$[^$]*\$", " . ", text)  # math
+    text = re.sub(r"\\[A-Za-z]+\{([^{}]*)\}", r"\1", text)  # \emph{x} -> x
+    text = re.sub(r"\\[A-Za-z]+", " ", text)
+    return text.replace("*", "").replace("`", "")
+
+
+def _word_ok(w: str) -> bool:
+    lw = w.lower()
+    if lw in _STOP or lw.isdigit() or not any(c.isalpha() for c in lw):
+        return False
+    # Short words only as acronyms (ICL, GNN); "len", "b" and the like are fragments.
+    return len(lw) >= 4 or sum(c.isupper() for c in w) >= 2
+
+
+def _terms(text: str) -> list[tuple[str, str]]:
+    """(normalised, surface) unigrams, bigrams and trigrams; n-grams do not cross punctuation or stop words."""
+    out: list[tuple[str, str]] = []
+    for segment in re.split(r"[.,;:!?()\[\]{}\"“”]|\s[-–—]\s", _clean_for_terms(text)):
+        run: list[tuple[str, str]] = []
+        for w in _TOKEN.findall(segment) + [""]:
+            if w and _word_ok(w):
+                run.append((_norm(w.lower()), w))
+                continue
+            for i in range(len(run)):
+                for n in (1, 2, 3):
+                    if i + n <= len(run):
+                        part = run[i : i + n]
+                        out.append((" ".join(x for x, _ in part), " ".join(y for _, y in part)))
+            run = []
+    return out
+
+
+def _norm(w: str) -> str:
+    """A light plural fold so 'models' and 'model' count as one term."""
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def name_themes(groups: list[list[Paper]], background: list[Paper], topic: str, emb=None,
+                centroids: list[np.ndarray] | None = None, n_terms: int = 2) -> list[tuple[str, list[str]]]:
+    """For each group a title from its distinctive terms.
+
+    Candidates are the group's terms that are frequent in its papers and rare in the other groups' and in
+    the wider set of retrieved papers (tf-idf style). With an embedder they are then ranked by how close
+    the term's vector is to the group's centroid and how far from the other groups' — which prefers
+    meaningful phrases ("linear attention", "optimal transport") over frequent fragments."""
+    docs = {p.paper_id: p for p in background}
+    for g in groups:
+        for p in g:
+            docs[p.paper_id] = p
+    doc_terms: dict[str, Counter] = {}
+    surface: dict[str, Counter] = {}
+    for pid, p in docs.items():
+        ts = _terms(paper_text(p))
+        doc_terms[pid] = Counter(t for t, _ in ts)
+        for t, s in ts:
+            surface.setdefault(t, Counter())[s] += 1
+    n_docs = len(docs)
+    df = Counter(t for c in doc_terms.values() for t in c)
+    topic_words = {w for t, _ in _terms(topic) for w in t.split()}
+    out = []
+    for gi, g in enumerate(groups):
+        ids = [p.paper_id for p in g]
+        others = [p.paper_id for gj, h in enumerate(groups) if gj != gi for p in h]
+        in_group = Counter(t for pid in ids for t in doc_terms[pid])
+        scores: dict[str, float] = {}
+        for need in ((2, 1) if len(g) > 1 else (1,)):
+            for t, dfc in in_group.items():
+                if dfc < need or set(t.split()) <= topic_words:
+                    continue
+                p_in = dfc / len(ids)
+                p_out = sum(1 for pid in others if t in doc_terms[pid]) / max(1, len(others))
+                tf = sum(doc_terms[pid][t] for pid in ids)
+                idf = math.log((1 + n_docs) / (1 + df[t])) + 1.0
+                sc = (p_in - p_out) * idf * (1.0 + 0.15 * math.log(tf)) * (1.3 if " " in t else 1.0)
+                if sc > 0:
+                    scores[t] = sc
+            if scores:
+                break
+        cands = sorted(scores, key=lambda t: (-scores[t], t))[:25]
+        if emb is not None and centroids is not None and cands:
+            tv = emb([_surface(t, surface) for t in cands])
+            own = tv @ centroids[gi]
+            rest = [tv @ c for j, c in enumerate(centroids) if j != gi]
+            other = np.max(np.stack(rest), axis=0) if rest else np.zeros(len(cands))
+            top = max(scores[t] for t in cands)
+            rank = {t: float(own[i] - 0.5 * other[i]) + 0.1 * scores[t] / top + (0.03 if " " in t else 0.0)
+                    for i, t in enumerate(cands)}
+            cands = sorted(cands, key=lambda t: (-rank[t], t))
+        else:
+            rank = {t: scores[t] for t in cands}
+        chosen: list[str] = []
+        for t in cands:
+            words = set(t.split())
+            if any(words & set(c.split()) for c in chosen) or (
+                    " " not in t and (t.endswith(_NOT_NOUN) or t in _GENERIC)):
+                continue
+            if chosen and rank[t] < 0.6 * rank[chosen[0]]:
+                break  # a second label only when it describes the group nearly as well as the first
+            chosen.append(t)
+            if len(chosen) >= n_terms:
+                break
+        if len(g) == 1 and g[0].title and len(g[0].title.split()) <= 8:
+            out.append((g[0].title, []))  # one paper: its own (short) title names it best
+            continue
+        if not chosen:  # no good label: the best phrase, else the lead paper's title if short, else the best word
+            phrases = [t for t in cands if " " in t]
+            lead = g[0].title if g else ""
+            if phrases:
+                chosen = phrases[:1]
+            elif lead and len(lead.split()) <= 6:
+                out.append((lead, []))
+                continue
+            else:
+                chosen = cands[:1]
+        labels = [_surface(t, surface) for t in chosen]
+        out.append((_title(labels, g), labels))
+    return out
+
+
+def _surface(term: str, surface: dict[str, Counter]) -> str:
+    forms = surface.get(term)
+    if not forms:
+        return term
+    # The most common written form; lower-case unless the authors write it otherwise (LoRA, Mamba).
+    best = forms.most_common(1)[0][0]
+    lower = sum(n for f, n in forms.items() if f == f.lower())
+    if lower * 2 >= sum(forms.values()):
+        return best.lower()
+    return best
+
+
+def _title(labels: list[str], papers: list[Paper]) -> str:
+    if not labels:
+        return papers[0].title if papers else "Other"
+    text = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    return text[0].upper() + text[1:]
