@@ -1,0 +1,151 @@
+"""The shape of the house: small rooms with one job, no import circles, and a library that never reaches into the UI.
+
+A module past ~400 lines or a class past ~300 has more than one job: split it before adding to it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+RAG = ROOT / "rag"
+MAX_MODULE_LINES = 400
+MAX_CLASS_LINES = 300
+# The one place rag/ may import the UI: `paperchat serve`, imported when that command runs.
+UI_IMPORT_ALLOWED = {("rag.cli", "ui.app")}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(RAG.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports(name: str, path: Path) -> set[str]:
+    """Every module `name` imports, at its top or inside functions (a lazy import still makes a circle),
+    except under `if TYPE_CHECKING:`."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+            if node.module:  # (`from . import x` imports module x; its package is a parent, imported already)
+                found.add(target)
+            found.update(f"{target}.{a.name}" for a in node.names)  # a name may be a module
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: {m for m in imports(name, path) if m in mods and m != name} for name, path in mods.items()}
+
+
+def test_no_module_or_class_outgrows_its_room():
+    too_big = []
+    for name, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.count("\n")
+        if lines > MAX_MODULE_LINES:
+            too_big.append(f"module {name}: {lines} lines (> {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                size = node.end_lineno - node.lineno + 1
+                if size > MAX_CLASS_LINES:
+                    too_big.append(f"class {name}.{node.name}: {size} lines (> {MAX_CLASS_LINES})")
+    assert not too_big, "split these into rooms with one job each:\n" + "\n".join(too_big)
+
+
+def test_every_module_says_its_job_first():
+    silent = [name for name, path in modules().items()
+              if path.stat().st_size and not (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()]
+    assert not silent, f"modules without a docstring saying their job: {silent}"
+
+
+def test_no_import_circle_inside_rag():
+    g = graph()
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    stack: list[str] = []
+
+    def walk(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(g[m]):
+            if state.get(n) == 1:
+                cycles.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                walk(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(g):
+        if m not in state:
+            walk(m)
+    assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_library_never_imports_the_ui():
+    bad = []
+    for name, path in modules().items():
+        for m in imports(name, path):
+            top = m.split(".")[0]
+            if top in ("ui", "gradio") and (name, m) not in UI_IMPORT_ALLOWED and not any(
+                    m.startswith(f"{allowed}.") for n, allowed in UI_IMPORT_ALLOWED if n == name):
+                bad.append(f"{name} imports {m}")
+    assert not bad, "rag/ is the library the UI calls, never the other way round:\n" + "\n".join(bad)
+
+
+def test_the_import_graph_is_read():
+    """The checks above would pass vacuously if the import graph came out empty; and the embedded-store
+    guard is entered through rag.chroma only."""
+    g = graph()
+    assert "rag.catalogue" in g["rag.library"] and "rag.errors" in g["rag.locks"]
+    assert "rag.store" in g["rag.chroma"]
+    outside = {m for m, deps in g.items() if not m.startswith("rag.store") and any(d.startswith("rag.store") for d in deps)}
+    assert outside == {"rag.chroma"}, f"only rag.chroma may enter rag.store, not {sorted(outside - {'rag.chroma'})}"
+
+
+def test_the_readme_maps_every_module():
+    """README's "Where things live" names every module of rag/ (by its path or its folder's)."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("### Where things live", 1)[1].split("\n## ", 1)[0]
+    named = set()
+    for row in table.splitlines():
+        if row.startswith("| `"):
+            named |= set(re.findall(r"`(rag/[^`]*)`", row.split("|")[1]))
+    missing = []
+    for path in modules().values():
+        rel = path.relative_to(ROOT).as_posix()
+        if path.name == "__init__.py" and not path.stat().st_size:
+            continue
+        if rel not in named and not any(n.endswith("/") and rel.startswith(n) for n in named):
+            missing.append(rel)
+    assert not missing, f"add these to the README's table of modules: {missing}"
