@@ -9,6 +9,8 @@ _ABBREV = {
     "resp", "cf", "no", "dr", "mr", "ms", "prof", "al", "viz", "ca", "tab", "vol", "pp", "st",
 }
 # A candidate boundary: end punctuation, optional closing quote/bracket, whitespace, then an opener.
+_WORD_END = re.compile(r"([A-Za-z][A-Za-z.]{0,30})\.$")  # the word before a full stop ("e.g", "al", "J")
+_LOOKBACK = 40
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$\\*])")
 
 
@@ -30,8 +32,10 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(masked):
-        before = masked[start : m.start()].rstrip("\"')]")
-        word = re.search(r"([A-Za-z][A-Za-z.]*)\.$", before)
+        # Only the last few characters decide (an abbreviation or an initial): looking at everything since
+        # the last boundary made text with no boundary (". A" repeated) quadratic.
+        before = masked[max(start, m.start() - _LOOKBACK) : m.start()].rstrip("\"')]")
+        word = _WORD_END.search(before)
         if word and (word.group(1).lower().rstrip(".") in _ABBREV or len(word.group(1)) == 1):
             continue  # "et al. Then", "e.g. Foo", "J. Smith"
         out.append(masked[start : m.start() + len(m.group(0).rstrip())].strip())

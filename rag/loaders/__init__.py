@@ -71,7 +71,7 @@ def _sniff(head: str, suffix: str) -> str:
     body = head.lstrip("\ufeff \t\r\n")
     first_line = body.split("\n", 1)[0].strip()
     if suffix in (".jsonl", ".ndjson", ".json"):
-        return "array" if body.startswith("[") else "lines"
+        return "array" if body.startswith("[") and not _one_line_value(first_line, body) else "lines"
     if suffix in (".csv", ".tsv", ".bib", ".txt"):
         return suffix[1:]
     if body.startswith("["):
@@ -86,6 +86,20 @@ def _sniff(head: str, suffix: str) -> str:
     if any(a in header for a in ("abstract", "summary")) and ("," in header or "\t" in header):
         return "tsv" if header.count("\t") > header.count(",") else "csv"
     return ""
+
+
+def _one_line_value(first_line: str, body: str) -> bool:
+    """A first line that is a whole JSON value with more lines after it: JSON Lines whose first record
+    happens to start with "[" (a stray array line), not a JSON array spread over the file."""
+    import json
+
+    if len(body) <= len(first_line) or not body[len(first_line):].strip():
+        return False  # one line only: a one-line array of records
+    try:
+        json.loads(first_line, strict=False)
+    except ValueError:
+        return False
+    return True
 
 
 def load_file(path: Path, fields: dict[str, str] | None = None) -> Iterator[Paper | Rejection]:
@@ -144,22 +158,26 @@ def _load(path: Path, fields: Mapping[str, str]) -> Iterator[Paper | Rejection]:
 def estimate_records(path: Path) -> int | None:
     """A quick count of the records in a file, for a progress bar's total and ETA (None: unknown).
 
-    Counts lines of JSON Lines and CSV (one pass over the bytes, decompressing .gz) and paragraphs of
-    seed lists; other formats are not worth a second parse.
+    One streaming pass over the bytes (decompressing .gz, within the same cap as loading, so a bomb costs
+    no more here than there) counting line ends (JSON Lines, CSV), blank-line gaps (seed lists) or lines
+    opening an entry (BibTeX). Memory stays at one block whatever the file holds.
     """
     from ._io import open_bytes
 
     suffix = _suffix(path)
-    if suffix not in {".jsonl", ".ndjson", ".csv", ".tsv", ".txt"}:
+    if suffix not in {".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".bib"}:
         return None
+    marker = {".txt": b"\n\n", ".bib": b"\n@"}.get(suffix, b"\n")
     try:
         with open_bytes(path) as f:
-            if suffix == ".txt":
-                text = f.read(64 << 20).decode("utf-8", "replace")
-                return max(0, sum(1 for p in text.split("\n\n") if p.strip()) - 1)
-            n = 0
+            # A .bib starts as if after a line end, so "@article" on line 1 counts.
+            n, tail = 0, b"\n" if suffix == ".bib" else b""
             while block := f.read(1 << 20):
-                n += block.count(b"\n")
-            return n - (1 if suffix in {".csv", ".tsv"} else 0)
+                data = tail + block.replace(b"\r", b"")
+                n += data.count(marker)
+                tail = data[-(len(marker) - 1):] if len(marker) > 1 else b""
     except Exception:  # noqa: BLE001 - only an estimate; loading reports the real problem
         return None
+    if suffix == ".txt":
+        return max(0, n)  # gaps between header and paragraphs: one per abstract
+    return max(0, n - (1 if suffix in {".csv", ".tsv"} else 0))

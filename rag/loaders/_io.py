@@ -2,7 +2,9 @@
 
 Files are read as bytes (gzip recognised by its magic number, not its name) and decoded one line at a
 time, so a decoding problem can name its line and byte offset, a BOM is tolerated, and no single line
-or record can take more than `MAX_RECORD_BYTES` of memory however the file is built.
+or record can take more than `MAX_RECORD_BYTES` of memory however the file is built. A gzip file is read
+only up to `decompressed_limit()` (a gzip bomb stops with a per-file error instead of filling the disk
+cache or the CPU for minutes).
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 MAX_RECORD_BYTES = 4_000_000  # one line / record; an abstract is a few KB, so this only stops pathology
+MAX_ABSTRACT_CHARS = 20_000  # longest of 87,691 paperlists abstracts: 16,262; longer is a pasted paper or an attack
+# gzip: read at most this many times the compressed size (text compresses 3-10x; paperlists.jsonl.gz 3.3x;
+# a bomb 1000x), and never less than the floor, so small honest files are never refused.
+MAX_GZIP_RATIO = 50
+MIN_DECOMPRESSED_LIMIT = 64 << 20
 SNIFF_BYTES = 64 * 1024  # what is checked up front to reject a whole file before yielding anything
 BOM = codecs.BOM_UTF8
 _GZIP_ERRORS = (OSError, EOFError, zlib.error)  # gzip.BadGzipFile is an OSError
@@ -25,13 +32,55 @@ class ReadProblem(Exception):
     """The rest of the file cannot be read (corrupt compression, bad bytes in a chunked reader)."""
 
 
+class TooMuchData(ReadProblem):
+    """A compressed file expands past decompressed_limit()."""
+
+
 def is_gzip(path: Path) -> bool:
     with open(path, "rb") as f:
         return f.read(2) == b"\x1f\x8b"
 
 
+def decompressed_limit(path: Path) -> int:
+    """How many decompressed bytes of a gzip file are read before it is refused."""
+    return max(MIN_DECOMPRESSED_LIMIT, MAX_GZIP_RATIO * path.stat().st_size)
+
+
+class _Capped:
+    """A gzip stream that raises TooMuchData once more than `limit` bytes have come out of it."""
+
+    def __init__(self, f: BinaryIO, limit: int) -> None:
+        self._f, self._limit, self._out = f, limit, 0
+
+    def _count(self, data: bytes) -> bytes:
+        self._out += len(data)
+        if self._out > self._limit:
+            raise TooMuchData(f"decompresses to over {self._limit / 1e6:g} MB ({MAX_GZIP_RATIO}x its compressed size "
+                              f"at most, {MIN_DECOMPRESSED_LIMIT >> 20} MB for small files): not read further "
+                              f"(a gzip bomb?); stopped reading")
+        return data
+
+    def read(self, n: int = -1) -> bytes:
+        return self._count(self._f.read(n))
+
+    def readline(self, n: int = -1) -> bytes:
+        return self._count(self._f.readline(n))
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> _Capped:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def open_bytes(path: Path) -> BinaryIO:
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")  # type: ignore[return-value]
+    """The file's bytes, decompressed if it is gzip (however it is named), capped for gzip."""
+    if is_gzip(path):
+        return _Capped(gzip.open(path, "rb"), decompressed_limit(path))  # type: ignore[return-value]
+    return open(path, "rb")
 
 
 def read_head(path: Path, n: int = SNIFF_BYTES) -> tuple[bytes, bool]:
@@ -113,6 +162,8 @@ def iter_lines(path: Path, cap: int | None = None) -> Iterator[Line]:
                 else:
                     yield Line(no, text.rstrip("\r\n"))
                 offset += len(raw)
+    except TooMuchData as e:
+        yield Line(no + 1, None, str(e), fatal=True)
     except _GZIP_ERRORS as e:
         yield Line(no + 1, None, f"compressed data is corrupt ({_gzip_reason(e)}); stopped reading", fatal=True)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..records import Paper
 from .bibtex import detex
-from .common import clean_text, parse_year, split_authors
+from .common import abstract_too_long, clean_text, parse_year, split_authors
 
 _MARKERS = ("categories", "update_date", "authors_parsed", "versions")
 _ID = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?$")
@@ -28,6 +28,8 @@ def to_paper(record: Mapping[str, Any], source: str, position: int) -> Paper | s
     abstract = clean_text(record.get("abstract"))
     if not abstract:
         return "empty abstract"
+    if too_long := abstract_too_long(abstract):
+        return too_long
     arxiv_id = re.sub(r"v\d+$", "", str(record["id"]).strip())
     parsed = record.get("authors_parsed")
     # Names come TeX-escaped ("Bal\\'azs"); titles keep their LaTeX, as abstracts do.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..records import Paper, Rejection
 from ._io import MAX_RECORD_BYTES, ReadProblem, iter_chunks
-from .common import clean_text, make_paper_id, parse_year
+from .common import abstract_too_long, clean_text, make_paper_id, parse_year
 from .titles import derive_title
 
 _DELIMS = re.compile(r"[{}()]")
@@ -150,8 +150,9 @@ _SPECIAL = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "oe": "œ"
 _ACCENT_RE = re.compile(r"\\([\"'`^~=.]|[uvHckr](?![A-Za-z]))\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))")
 _SPECIAL_RE = re.compile(r"\\(%s)(?![A-Za-z])\s*(?:\{\})?" % "|".join(sorted(_SPECIAL, key=len, reverse=True)))
 _MATH = re.compile(r"\$[^$]*\$")
-_FORMAT_RE = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|mbox|text)\s*\{([^{}]*)\}")
-_GROUP = re.compile(r"\{([^{}]*)\}")
+_FORMAT_END = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|mbox|text)\s*$")
+_BRACE = re.compile(r"[{}]")
+_TAIL = 40
 _ARG_BEFORE = re.compile(r"(?:\\[A-Za-z]+\*?\s*|[\^_]|\})$")
 
 
@@ -165,15 +166,69 @@ def _detex_text(text: str) -> str:
     text = _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(1)], text)
     text = re.sub(r"\\([&%$#_{}])", r"\1", text).replace("---", "\u2014").replace("--", "\u2013")
     text = re.sub(r"(?<!\\)~", " ", text)
-    # Grouping braces go ("{GPT}-4", "Sandstr{ö}m"); command arguments stay ("\emph{x}", "x^{2}").
-    def ungroup(m: re.Match) -> str:
-        before = m.string[max(0, m.start() - 40) : m.start()]
-        return m.group() if _ARG_BEFORE.search(before) else m.group(1)
+    return _ungroup(text)
 
-    prev = None
-    while prev != text:
-        prev, text = text, _GROUP.sub(ungroup, _FORMAT_RE.sub(r"\1", text))
-    return text
+
+def _ungroup(text: str) -> str:
+    r"""Grouping braces go ("{GPT}-4", "Sandstr{ö}m"), formatting commands go with their braces ("\emph{x}"
+    -> "x"), other command arguments stay ("\cite{x}", "x^{2}"); unbalanced braces stay as written.
+
+    One pass with a stack (each brace is decided when it opens, from the text already written before it),
+    so the time is linear in the text: peeling one level of nesting per pass took 39 s for 50,000 nested
+    braces in a 100 KB entry."""
+    if "{" not in text:
+        return text
+    # Unbalanced braces are text: find them first (a stack of positions), so every brace left is paired.
+    literal: set[int] = set()
+    opened: list[int] = []
+    for m in _BRACE.finditer(text):
+        if m.group() == "{":
+            opened.append(m.start())
+        elif opened:
+            opened.pop()
+        else:
+            literal.add(m.start())
+    literal.update(opened)
+    out: list[str] = []  # pieces written so far (never empty strings)
+    tail = ""  # the last _TAIL characters written: all the decision needs to see
+    stack: list[bool] = []  # per open group: whether its braces are kept
+
+    def write(piece: str) -> None:
+        nonlocal tail
+        if piece:
+            out.append(piece)
+            tail = (tail + piece)[-_TAIL:]
+
+    last = 0
+    for m in _BRACE.finditer(text):
+        i = m.start()
+        if i in literal:
+            continue
+        write(text[last:i])
+        last = i + 1
+        if m.group() == "}":
+            if stack.pop():
+                write("}")
+            continue
+        fmt = _FORMAT_END.search(tail)
+        if fmt:  # "\emph{": drop the command just written, and the group's braces
+            cut = len(fmt.group())
+            while cut:
+                piece = out.pop()
+                if len(piece) > cut:
+                    out.append(piece[:-cut])
+                    cut = 0
+                else:
+                    cut -= len(piece)
+            tail = "".join(out[-_TAIL:])[-_TAIL:]
+            stack.append(False)
+        elif _ARG_BEFORE.search(tail):
+            write("{")
+            stack.append(True)
+        else:
+            stack.append(False)
+    write(text[last:])
+    return "".join(out)
 
 
 def detex(text: str) -> str:
@@ -267,6 +322,8 @@ def _to_paper(key: str, entry: dict[str, str], fields: Mapping[str, str], source
     abstract = detex(raw)
     if not abstract:
         return Rejection(source=source, where=where, reason=f"{label} has an empty abstract")
+    if too_long := abstract_too_long(abstract):
+        return Rejection(source=source, where=where, reason=f"{label}: {too_long}")
     url = clean_text(get("url", "url"))
     title = detex(get("title", "title"))
     eprint = clean_text(entry.get("eprint", ""))

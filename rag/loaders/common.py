@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..records import normalise_text, text_hash
+from ._io import MAX_ABSTRACT_CHARS
 
 # Only real inline HTML formatting is removed: abstracts legitimately contain "<object>" or "</s>".
 _HTML_TAG = re.compile(
@@ -15,6 +16,10 @@ _HTML_TAG = re.compile(
 )
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Invisible characters that change how text reads or compares but not how it looks: bidi embeddings,
+# overrides and isolates (U+202A-E, U+2066-9; "ICLR\u202e" showed as a venue of its own), marks
+# (U+200E/F, U+061C), zero-width space / joiners, word joiner, BOM, soft hyphen.
+_INVISIBLE = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff\u00ad]")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d|2100)(?!\d)")
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s?#]+?)(?:v\d+)?(?:\.pdf)?$", re.IGNORECASE)
@@ -33,7 +38,16 @@ def clean_text(value: Any) -> str:
         text = _HTML_TAG.sub(" ", text)
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
-    return normalise_text(_CONTROL.sub(" ", text))
+    return normalise_text(_INVISIBLE.sub("", _CONTROL.sub(" ", text)))
+
+
+def abstract_too_long(abstract: str) -> str:
+    """Why an abstract is refused for its length ('' when it is not): a whole paper pasted as an abstract,
+    or text built to stall sentence splitting and embedding, is named rather than silently cut."""
+    if len(abstract) <= MAX_ABSTRACT_CHARS:
+        return ""
+    return (f"abstract too long ({len(abstract):,} characters; the limit is {MAX_ABSTRACT_CHARS:,}: "
+            f"is this a whole paper?)")
 
 
 def parse_year(value: Any) -> int | None:

@@ -119,11 +119,22 @@ def load_lines(path: Path, fields: Mapping[str, str], source: str) -> Iterator[P
             position += 1
             kind, item = "record", Rejection(source=source, where=where, reason=line.problem)
         else:
-            position += 1
             obj, problem = _parse(line.text)
             if problem:
+                position += 1
                 kind, item = "json", Rejection(source=source, where=where, reason=problem)
+            elif isinstance(obj, list) and obj and all(isinstance(o, dict) for o in obj):
+                # A line holding an array of records (a one-line JSON array, or one such line among
+                # JSON Lines): each element is a record of its own.
+                for k, o in enumerate(obj, 1):
+                    position += 1
+                    kind, item = _record(o, cols_cache, fields, source, position, f"{where}, element {k}")
+                    yield from verdict.feed(kind, item)
+                if verdict.hopeless:
+                    break
+                continue
             else:
+                position += 1
                 kind, item = _record(obj, cols_cache, fields, source, position, where)
         yield from verdict.feed(kind, item)
         if verdict.hopeless:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import FieldsError
 from ..records import Paper
-from .common import clean_text, make_paper_id, parse_year, split_authors
+from .common import abstract_too_long, clean_text, make_paper_id, parse_year, split_authors
 from .titles import derive_title
 
 # Our field -> the names it goes by in the wild (matched case-insensitively), most specific first.
@@ -69,6 +69,8 @@ def to_paper(record: Mapping[str, Any], cols: Mapping[str, str | None], source: 
     abstract = clean_text(raw)
     if not abstract:
         return "empty abstract"
+    if too_long := abstract_too_long(abstract):
+        return too_long
     url = clean_text(get("url"))
     own_id = get("paper_id")
     own_id = "" if isinstance(own_id, (dict, list, bool)) else own_id

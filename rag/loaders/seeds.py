@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..records import Paper, Rejection, text_hash
 from ._io import MAX_RECORD_BYTES, iter_lines
-from .common import clean_text
+from .common import abstract_too_long, clean_text
 from .titles import derive_title
 
 NOT_A_LIST = "not a paperchat abstract list: first line should name venue and year, e.g. 'ICML 2026 Papers'"
@@ -51,6 +51,9 @@ def load(path: Path, source: str) -> Iterator[Paper | Rejection]:
         abstract = clean_text(" ".join(para))
         if not abstract:
             yield Rejection(source=source, where=where, reason="empty abstract")
+            return
+        if too_long := abstract_too_long(abstract):
+            yield Rejection(source=source, where=where, reason=too_long)
             return
         venue, year = header  # type: ignore[misc]
         yield Paper(paper_id=text_hash(abstract), abstract=abstract, title=derive_title(abstract), title_derived=True,
