@@ -49,6 +49,21 @@ def strip_marks(text: str) -> str:
     return re.sub(r"\s+([.,;:!?])", r"\1", text).strip()
 
 
+def quote(text: str) -> str:
+    """Source text made safe to quote in an answer: a `[n]` the abstract itself holds (its own reference
+    list, or one planted to borrow another paper's authority) must never read as the answer's citation.
+    Reference-like marks ("[2]", "[3-5]") are dropped; ones holding a 0 are intervals ("[0, 1]") and
+    keep their numbers in parentheses. Math ($...$) is left alone, as find_marks does."""
+    marks = find_marks(text)
+    if not marks:
+        return text
+    for m in reversed(marks):
+        nums = re.findall(r"\d+", m.group(1))
+        repl = f"({m.group(1)})" if any(int(n) == 0 for n in nums) else ""
+        text = text[: m.start()] + repl + text[m.end():]
+    return re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
+
+
 @dataclass
 class CheckedAnswer:
     text: str

@@ -11,6 +11,16 @@ from pathlib import Path
 from .errors import UserError
 
 
+def _positive(text: str) -> int:
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (how many results to show), got {k}")
+    return k
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="paperchat", description="Ask questions of paper abstracts; every answer cited.")
     ap.add_argument("--library", help="library name (default: PAPERCHAT_LIBRARY or 'default')")
@@ -34,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="find papers")
     p.add_argument("query")
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--k", type=_positive, default=10)
     add_filters(p)
     p.add_argument("--json", action="store_true")
 
@@ -52,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cite", help="abstracts that support or contradict a claim")
     p.add_argument("claim")
     add_filters(p)
-    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--k", type=_positive, default=5)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("serve", help="open the chat UI")

@@ -76,8 +76,13 @@ def user_message(exc: BaseException) -> str | None:
 
         if isinstance(exc, pydantic.ValidationError):
             errs = exc.errors()
-            loc = ".".join(str(x) for x in errs[0]["loc"]) if errs else "?"
-            return f"bad setting {loc.upper() and 'PAPERCHAT_' + loc.upper()}: {errs[0]['msg'] if errs else exc}"
+            if not errs:
+                return f"bad setting: {exc}"
+            # ('ask', 'max_sentences') is set as PAPERCHAT_ASK__MAX_SENTENCES
+            loc = "__".join(str(x) for x in errs[0]["loc"]).upper()
+            name = "OPENAI_API_KEY" if loc == "OPENAI_API_KEY" else f"PAPERCHAT_{loc}"
+            msg = re.sub(r"^Value error, ", "", str(errs[0]["msg"]))
+            return redact(f"bad setting {name}: {msg}")
     except ImportError:
         pass
     import sys

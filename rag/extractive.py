@@ -9,7 +9,8 @@ import re
 
 import numpy as np
 
-from .records import Hit
+from .citations import quote
+from .records import Hit, normalise_text
 from .sentences import split_sentences
 
 
@@ -66,12 +67,13 @@ def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, min_s
     top = max(c[0] for c in cands)
     used: dict[int, int] = {}
     chosen: list[tuple[int, str]] = []
+    said: set[str] = set()  # an abstract that repeats a sentence (or two papers sharing one) is quoted once
     # Best first, with a penalty for papers already quoted so that distinct papers win near-ties.
     pool = sorted(cands, key=lambda c: -c[0])
     while pool and len(chosen) < max_sentences:
         score, i, s = max(pool, key=lambda c: c[0] * (0.85 ** used.get(c[1], 0)))
         pool.remove((score, i, s))
-        if used.get(i, 0) >= per_paper:
+        if used.get(i, 0) >= per_paper or normalise_text(s).lower() in said:
             continue
         adjusted = score * (0.85 ** used.get(i, 0))
         close = adjusted >= 0.7 * top
@@ -82,10 +84,12 @@ def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, min_s
                 break
             continue
         used[i] = used.get(i, 0) + 1
+        said.add(normalise_text(s).lower())
         chosen.append((i, s))
     position = {(i, s): k for i, h in enumerate(hits) for k, s in enumerate(split_sentences(h.paper.abstract))}
     chosen.sort(key=lambda x: (x[0], position.get(x, 0)))
-    return " ".join(f"{_no_end(s)} [{i + 1}]." for i, s in chosen)
+    # Only the marks written here are citations: any the abstract held are neutralised (citations.quote).
+    return " ".join(f"{_no_end(quote(s))} [{i + 1}]." for i, s in chosen)
 
 
 def _no_end(sentence: str) -> str:

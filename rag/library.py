@@ -27,11 +27,10 @@ from .errors import LibraryBusy, LibraryError
 from .ingest import IngestReport, Ingestor, chunking_of
 from .locks import library_lock
 from .records import Paper
-from .settings import Settings
+from .settings import Settings, library_name_problem
 
 __all__ = ["Library", "LibraryError", "LibraryBusy", "IngestReport", "Facets"]
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 
 
 class Library:
@@ -41,8 +40,8 @@ class Library:
     def __init__(self, settings: Settings, embedder=None, client=None, local_dir: Path | None = None):
         from .embeddings import get_embedder
 
-        if not _NAME.match(settings.library):
-            raise LibraryError(f"library name {settings.library!r} must be letters, digits, '-' or '_'")
+        if problem := library_name_problem(settings.library):  # --library bypasses Settings' own check
+            raise LibraryError(problem)
         self.settings = settings
         self.name = settings.library
         self.embedder = embedder if embedder is not None else get_embedder(settings.embedder)

@@ -5,16 +5,26 @@ This is the one retrieval path: search, ask, summarise, cite and eval all come t
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
+from .errors import UserError
 from .library import Library
 from .records import Hit
 
 
 class Filters(BaseModel):
+    """Venue and an inclusive year range. A range given backwards (2030 to 2020) means the years between
+    them, in the CLI, the UI and the library alike: what someone typing it wants, rather than nothing."""
+
     venue: str | None = None
     year_from: int | None = None
     year_to: int | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Filters:
+        if self.year_from is not None and self.year_to is not None and self.year_from > self.year_to:
+            self.year_from, self.year_to = self.year_to, self.year_from
+        return self
 
     def chroma_where(self) -> dict | None:
         conds: list[dict] = []
@@ -30,6 +40,11 @@ class Filters(BaseModel):
 
     def __bool__(self) -> bool:
         return bool(self.venue or self.year_from is not None or self.year_to is not None)
+
+
+def check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise UserError(f"k (how many results) must be a whole number of at least 1; got {k!r}")
 
 
 def _pool(hits: list[tuple[str, str, float]]) -> dict[str, tuple[float, str]]:
@@ -51,6 +66,7 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
 
 def search(library: Library, query: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
     """The k best papers for the query, one hit each, best first."""
+    check_k(k)
     filters = filters or Filters()
     rs = library.settings.retrieval
     library.refresh()  # once: the calls below keep this view (one generation for the whole search)

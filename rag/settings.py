@@ -6,22 +6,38 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr
+import re
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+LIBRARY_NAME_MAX = 63  # Chroma collection names are built from it ("paperchat-NAME-chunks")
+_LIBRARY_CHARS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def library_name_problem(name: str) -> str:
+    """Why `name` cannot name a library ('' if it can): its characters and its length, each said as such."""
+    if not _LIBRARY_CHARS.match(name or ""):
+        return (f"library name {name!r} must start with a letter or digit and hold only letters, digits, "
+                f"'-' or '_'")
+    if len(name) > LIBRARY_NAME_MAX:
+        return f"library name is {len(name)} characters long; the limit is {LIBRARY_NAME_MAX}"
+    return ""
 
 
 class ChunkSettings(BaseModel):
     # Sentence windows of about this many characters (always within MiniLM's 256-token window).
     # 500 beats 800, 1100 and whole abstracts on SciFact train (README, "Retrieval quality").
-    max_chars: int = 500
-    max_tokens: int = 256
+    max_chars: int = Field(500, ge=50)
+    max_tokens: int = Field(256, ge=16)
 
 
 class RetrievalSettings(BaseModel):
-    k: int = 10
+    k: int = Field(10, ge=1)
     # Papers kept from each side before fusion, and chunks fetched per wanted paper on the dense side.
-    candidates: int = 100
-    chunks_per_paper: int = 8
+    candidates: int = Field(100, ge=1)
+    chunks_per_paper: int = Field(8, ge=1)
     # z-score fusion, dense weight 0.6: chosen on SciFact train (bench/tune/scifact_tune.py).
     fusion: Literal["zscore", "minmax", "rrf"] = "zscore"
     dense_weight: float = 0.6
@@ -31,8 +47,8 @@ class RetrievalSettings(BaseModel):
 
 
 class AskSettings(BaseModel):
-    sources: int = 5  # abstracts given to the answerer
-    max_sentences: int = 4
+    sources: int = Field(5, ge=1)  # abstracts given to the answerer
+    max_sentences: int = Field(4, ge=1)
     # Below this cosine between the question and the best chunk the library is taken not to cover the
     # question. Chosen on the seeds (README): paraphrased questions >= 0.35, off-topic ones <= 0.19.
     abstain_below: float = 0.27
@@ -62,7 +78,22 @@ class Settings(BaseSettings):
     # UI
     auth_user: str | None = None
     auth_password: SecretStr | None = None
-    max_upload_mb: int = 50
+    max_upload_mb: int = Field(50, ge=1)
+
+    @field_validator("home")
+    @classmethod
+    def _home_is_a_folder(cls, v: Path) -> Path:
+        v = v.expanduser()
+        if v.exists() and not v.is_dir():
+            raise ValueError(f"{v} is a file, not a folder: point PAPERCHAT_HOME at a folder (it is created if missing)")
+        return v
+
+    @field_validator("library")
+    @classmethod
+    def _library_name(cls, v: str) -> str:
+        if problem := library_name_problem(v):
+            raise ValueError(problem)
+        return v
 
     @property
     def library_dir(self) -> Path:

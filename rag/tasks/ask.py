@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ..citations import check, strip_marks
+from ..citations import check, quote, strip_marks
 from ..extractive import compose
 from ..library import Library
 from ..prompts import load_prompt
@@ -32,8 +32,9 @@ def covers(hits: list[Hit], settings: Settings) -> bool:
 
 def format_sources(hits: list[Hit], prompts_dir=None) -> str:
     tpl = load_prompt("source", prompts_dir)
-    # Escape our own delimiter inside abstracts so a hostile abstract cannot close its source early.
-    clean = lambda s: s.replace("</source", "</ source").replace("<source", "< source")  # noqa: E731
+    # Escape our own delimiter inside abstracts so a hostile abstract cannot close its source early, and
+    # neutralise the abstract's own [n] marks so the model cannot copy one as if it were its citation.
+    clean = lambda s: quote(s.replace("</source", "</ source").replace("<source", "< source"))  # noqa: E731
     return "\n".join(tpl.format(n=i, title=clean(h.paper.title), venue=h.paper.venue, year=h.paper.year or "",
                                 abstract=clean(h.paper.abstract)) for i, h in enumerate(hits, 1))
 

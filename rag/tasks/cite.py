@@ -22,7 +22,7 @@ from ..extractive import rank_sentences
 from ..library import Library
 from ..prompts import load_prompt
 from ..records import Hit, Paper
-from ..retrieval import Filters, search
+from ..retrieval import Filters, check_k, search
 from ..settings import Settings, get_settings
 
 NOT_FOUND_TEXT = "no supporting abstract found"
@@ -185,6 +185,7 @@ def cite(claim: str, library: Library, settings: Settings | None = None, filters
 
         model = make_chat_model(settings)
     mode = "llm" if use_llm else "extractive"
+    check_k(k)
     if not clean_claim(claim):
         return CiteResult(claim=claim, found=False, mode=mode, message=NOT_FOUND_TEXT)
     ranked = rank_evidence(claim, library, k, filters)

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from ..citations import CheckedAnswer, check, strip_marks
+from ..citations import CheckedAnswer, check, quote, strip_marks
 from ..embcache import CachedEmbedder
 from ..prompts import load_prompt
 from ..records import Citation, Paper
@@ -145,7 +145,7 @@ def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, 
             ss, topical, central = table[i]
             s, _ = _pick(ss, topical, central, used)
             used.add(s)
-            pieces.append(f"{_no_end(s)} [{i + 1}].")
+            pieces.append(f"{_no_end(quote(s))} [{i + 1}].")  # the abstract's own [n] marks neutralised
         text = " ".join(pieces)
         theme_parts.append((t, _Part(check(text, all_papers, emb, require_citations=False))))
     # Overview: how the area divides, then each leading theme's most on-topic sentence not used yet.
@@ -163,7 +163,7 @@ def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, 
         fresh = [ss[j] for j in order if ss[j] not in used and not _has_marks(ss[j]) and not _CONNECTIVE.match(ss[j])]
         cand = fresh or [ss[int(order[0])]]
         used.add(cand[0])
-        pieces.append(f"{_no_end(cand[0])} [{i + 1}].")
+        pieces.append(f"{_no_end(quote(cand[0]))} [{i + 1}].")
     overview = _Part(check(" ".join(pieces), all_papers, emb, require_citations=False))
     summary, out_themes, refs = _assemble(overview, theme_parts)
     if on_token:
