@@ -1,7 +1,7 @@
 """The chat UI through its public surface: a served Gradio app driven with gradio_client.
 
 One app over the session's seed library (real offline embedder) answers the seed questions; a second,
-tiny app (fake embedder, basic auth, 1 MB upload limit) takes uploads so the seed library stays untouched.
+tiny app (fake embedder, login, 1 MB upload limit) takes uploads so the seed library stays untouched.
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ def test_cite_and_summarise_modes(client):
 
 
 def test_upload_auth_and_library(tmp_path):
-    """Uploads: sanitised names, rejections listed, hostile HTML escaped; basic auth; the upload size limit."""
+    """Uploads: sanitised names, rejections listed, hostile HTML escaped; the login; the upload size limit;
+    no upload or export left behind in Gradio's cache or the temp folder."""
     from gradio_client import Client, handle_file
 
     from rag.library import Library
@@ -152,7 +153,7 @@ def test_upload_auth_and_library(tmp_path):
         url = f"http://127.0.0.1:{port}/"
         with pytest.raises(Exception):
             Client(url, verbose=False)  # no credentials, no app
-        c = Client(url, auth=("alice", "s3cret-pw"), verbose=False)
+        c = Client(url, auth=("alice", "s3cret-pw"), verbose=False, download_files=str(tmp_path / "downloads"))
         chat = c.predict("anything", [], "Ask", "", "any", "any", api_name="/respond")[1]
         assert "library is empty" in text_of(chat[-1])
 
@@ -168,6 +169,8 @@ def test_upload_auth_and_library(tmp_path):
         report = c.predict([handle_file(str(up))], api_name="/ingest")
         assert "added 2" in report and "rejected 1" in report
         assert re.search(r"my_list_x\.jsonl:line 2", report.replace("\\", "")), report
+        # Gradio's cached copy of the upload is gone once it is ingested (a shared server keeps no bombs).
+        assert not cached_copies(up.read_bytes()), "the upload is still in Gradio's cache"
 
         stats, table, note = c.predict("", api_name="/papers")
         assert "NeurIPS" in stats and "2023" in stats and "2 papers" in note
@@ -182,5 +185,29 @@ def test_upload_auth_and_library(tmp_path):
         big.write_text(json.dumps({"abstract": "x " * 700_000}) + "\n", encoding="utf-8")
         with pytest.raises(Exception):
             c.predict([handle_file(str(big))], api_name="/ingest")
+
+        # Exports live in the session's folder, not copied into Gradio's cache; closing the server removes them.
+        _, _, _, md_file, _ = c.predict("gated heuristics for graph colouring", [], "Ask", "", "any", "any",
+                                        api_name="/respond")
+        export = Path(md_file).read_bytes()
+        assert b"Gated graph colouring" in export and not cached_copies(export)
+        ui = demo.paperchat_ui
+        assert any((ui.export_root / "sessions").rglob("paperchat-*.md"))
     finally:
         demo.close()
+    assert not ui.export_root.exists(), "the server's temp folder outlived it"
+
+
+def cached_copies(content: bytes) -> list[Path]:
+    """Files in Gradio's upload cache holding exactly these bytes."""
+    from gradio.utils import get_upload_folder
+
+    root = Path(get_upload_folder())
+    return [p for p in root.rglob("*") if p.is_file() and p.stat().st_size == len(content) and p.read_bytes() == content]
+
+
+def test_readme_says_what_the_ui_login_is():
+    """The UI's login is Gradio's sign-in form (an HTTP Basic header is not accepted): the README says so."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert not re.search(r"\bbasic auth\b(?!entication)", readme, re.IGNORECASE)  # it is not HTTP Basic auth
+    assert "login form" in readme and "HTTP Basic" in readme

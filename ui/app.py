@@ -11,6 +11,8 @@ by a writer, and run one at a time in their own concurrency group so they never 
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import logging
 import os
@@ -31,6 +33,7 @@ import gradio as gr  # noqa: E402
 from rag.errors import redact, user_message  # noqa: E402
 from rag.exports import write_exports  # noqa: E402
 from rag.library import Library  # noqa: E402
+from rag.loaders import estimate_records  # noqa: E402 - capped like loading: a bomb costs no more here
 from rag.llm import describe  # noqa: E402
 from rag.retrieval import Filters, search  # noqa: E402
 from rag.settings import Settings  # noqa: E402
@@ -88,10 +91,7 @@ def make_filters(venue: str | None, year_from: Any, year_to: Any) -> Filters:
         except (TypeError, ValueError):
             return None
 
-    yf, yt = year(year_from), year(year_to)
-    if yf is not None and yt is not None and yf > yt:
-        yf, yt = yt, yf
-    return Filters(venue=(venue or None), year_from=yf, year_to=yt)
+    return Filters(venue=(venue or None), year_from=year(year_from), year_to=year(year_to))  # orders the range
 
 
 def _error_text(exc: BaseException) -> str:
@@ -140,30 +140,6 @@ def _stream(fn: Callable, kwargs: dict, tokens: bool) -> Iterator[str]:
     return box.get("result")
 
 
-def estimate_records(path: Path) -> int | None:
-    """A quick count of the records in an abstract list, for the progress bar (None when unsure)."""
-    import gzip
-    import re
-
-    name = path.name.lower()
-    base = name[:-3] if name.endswith(".gz") else name
-    try:
-        opener = gzip.open if name.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-            if base.endswith((".jsonl", ".ndjson")):
-                return sum(1 for line in fh if line.strip())
-            if base.endswith((".csv", ".tsv")):
-                return max(0, sum(1 for line in fh if line.strip()) - 1)
-            text = fh.read()
-    except OSError:
-        return None
-    if base.endswith(".bib"):
-        return len(re.findall(r"^\s*@(?!string|comment|preamble)\w+\s*[{(]", text, re.IGNORECASE | re.MULTILINE))
-    if base.endswith(".txt"):
-        return max(0, len([b for b in re.split(r"\n\s*\n", text) if b.strip()]) - 1)
-    return None
-
-
 # -- the app -------------------------------------------------------------------------------------
 
 class PaperchatUI:
@@ -175,6 +151,15 @@ class PaperchatUI:
         self.export_root = Path(tempfile.mkdtemp(prefix="paperchat-ui-"))
         self.upload_root = self.export_root / "uploads"
         self.upload_root.mkdir()
+        # Exports are served from the session's own folder rather than copied into Gradio's cache, so
+        # that removing the folder when the session ends removes every copy.
+        (self.export_root / "sessions").mkdir()
+        gr.set_static_paths([self.export_root / "sessions"])
+        atexit.register(self.cleanup)
+
+    def cleanup(self) -> None:
+        """Remove every file this server wrote (staged uploads, exports): on shutdown and at exit."""
+        shutil.rmtree(self.export_root, ignore_errors=True)
 
     # -- library ------------------------------------------------------------------
 
@@ -276,6 +261,7 @@ class PaperchatUI:
         finally:
             if staged is not None:
                 shutil.rmtree(staged, ignore_errors=True)
+            _forget_uploads(files)
         lines = [f"**{md(', '.join(names))}** — {md(report.summary())} "
                  f"({report.seconds:.1f} s; {len(self.library)} papers in the library)"]
         if report.rejections:
@@ -393,7 +379,10 @@ class PaperchatUI:
                 self.header())
 
     def blocks(self) -> gr.Blocks:
-        with gr.Blocks(title="paperchat", analytics_enabled=False, fill_width=True) as demo:
+        # delete_cache: Gradio removes what it cached for this app (uploads, outputs) older than 6 h every
+        # 30 min, and all of it when the server stops.
+        with gr.Blocks(title="paperchat", analytics_enabled=False, fill_width=True,
+                       delete_cache=(1800, 6 * 3600)) as demo:
             state = gr.State(None)
             header = gr.HTML(self.header(), elem_id="pc-top", padding=False)
             with gr.Tabs():
@@ -516,6 +505,21 @@ class PaperchatUI:
         return demo
 
 
+def _forget_uploads(files: list) -> None:
+    """Delete Gradio's cached copies of uploads once they are ingested (or refused): a shared server
+    otherwise keeps every upload, bombs included, until it restarts. Only files inside Gradio's upload
+    folder are touched."""
+    from gradio.utils import get_upload_folder, is_in_or_equal
+
+    root = get_upload_folder()
+    for f in files:
+        path = Path(getattr(f, "name", None) or str(f))
+        if is_in_or_equal(path, root) and path.is_file():
+            with contextlib.suppress(OSError):
+                path.unlink()
+                path.parent.rmdir()  # Gradio keeps each upload in a folder of its own; gone when empty
+
+
 class _Unavailable(Exception):
     """Shown to the user as-is."""
 
@@ -535,12 +539,25 @@ def launch_options(settings: Settings, demo: gr.Blocks, host: str = "127.0.0.1",
                                       "Helvetica Neue", "Arial", "sans-serif"],
                                 font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "monospace"]),
         allowed_paths=[str(ui.export_root / "sessions")], show_error=True, ssr_mode=False,
-        footer_links=["api"],
+        footer_links=["api"], app_kwargs={"lifespan": _cleanup_on_shutdown(ui)},
     )
     if settings.auth_user and settings.auth_password:
         opts["auth"] = (settings.auth_user, settings.auth_password.get_secret_value())
         opts["auth_message"] = "paperchat: sign in with the user and password set in PAPERCHAT_AUTH_USER / _PASSWORD"
     return opts
+
+
+def _cleanup_on_shutdown(ui: PaperchatUI):
+    """A lifespan for Gradio's app: when the server stops (close(), Ctrl-C), remove the session folders."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        try:
+            yield
+        finally:
+            ui.cleanup()
+
+    return lifespan
 
 
 def seed_library(library: Library, seeds: Path = SEEDS, echo: Callable[[str], None] = print) -> None:
