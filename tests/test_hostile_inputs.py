@@ -164,7 +164,8 @@ HOSTILE_UNITS = st.lists(st.sampled_from(list("{}[]$.!? Aa1\\\"',;\n@") + ["et a
                          min_size=1, max_size=4).map("".join)
 
 
-def _record_file(tmp_path: Path, fmt: str, abstract: str) -> Path:
+def _record_file(tmp_path: Path, fmt: str, unit: str, k: int) -> Path:
+    abstract = unit * k
     flat = abstract.replace("\n", " ")
     if fmt == "jsonl":
         text = jsonl({"abstract": abstract})
@@ -173,7 +174,8 @@ def _record_file(tmp_path: Path, fmt: str, abstract: str) -> Path:
     elif fmt == "txt":
         text = "ICML 2026 Papers\n\n" + flat.replace("\n", " ") + "\n"
     else:
-        text = "@misc{k, abstract={" + flat.replace("{", "(").replace("}", ")") + "}}\n"
+        # BibTeX braces must balance: the unit's own are made parentheses, and k levels of nesting added.
+        text = "@misc{k, abstract={" + "{" * k + flat.replace("{", "(").replace("}", ")") + "}" * k + "}}\n"
     f = tmp_path / f"r{len(abstract)}.{fmt}"
     f.write_text(text, encoding="utf-8")
     return f
@@ -184,7 +186,7 @@ def _record_file(tmp_path: Path, fmt: str, abstract: str) -> Path:
 @given(unit=HOSTILE_UNITS, fmt=st.sampled_from(["jsonl", "csv", "txt", "bib"]))
 def test_loading_time_grows_linearly_with_the_record(tmp_path, unit, fmt):
     n = max(1, 2000 // len(unit))  # the large input stays under the abstract cap (20,000 characters)
-    ratio = growth(lambda k: _record_file(tmp_path, fmt, unit * k), lambda f: list(load_file(f)), n)
+    ratio = growth(lambda k: _record_file(tmp_path, fmt, unit, k), lambda f: list(load_file(f)), n)
     assert ratio < LINEAR, (fmt, unit, ratio)
 
 
