@@ -58,12 +58,14 @@ class Facets:
         return lambda pid: (i := row.get(pid)) is not None and mask[i] > 0
 
 
-def paper_meta(p: Paper, n_chunks: int) -> dict:
-    """A paper's record metadata as stored in Chroma (and kept in the catalogue)."""
+def paper_meta(p: Paper, n_chunks: int, source_id: str = "", source_path: str = "", also_in: str = "[]") -> dict:
+    """A paper's record metadata as stored in Chroma (and kept in the catalogue). "source" is the file name
+    shown to users; source_id / source_path / also_in say which sources hold it (rag.sources)."""
     return {
         "title": p.title, "title_derived": p.title_derived, "authors": json.dumps(p.authors),
         "year": p.year or 0, "venue": p.venue, "url": p.url, "source": p.source, "position": p.position,
         "hash": p.content_hash, "n_chunks": n_chunks,
+        "source_id": source_id or p.source, "source_path": source_path, "also_in": also_in,
     }
 
 

@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument("--map", action="append", default=[], metavar="OURS=THEIRS",
                    help="field mapping for JSON/CSV, e.g. --map abstract=summary (repeatable)")
+    p.add_argument("--source", metavar="NAME",
+                   help="name the file's source outright (one file): a file ingested under the same name later "
+                        "replaces its records, wherever it lives")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("papers", help="list the catalogue")
@@ -112,9 +115,11 @@ def cmd_ingest(args) -> int:
         k, v = m.split("=", 1)
         fields[k.strip()] = v.strip()
     lib = _library(args)
-    report = lib.ingest(args.paths, fields or None, progress=None)
+    report = lib.ingest(args.paths, fields or None, progress=None, source=args.source)
     for r in report.rejections:
         print(f"rejected {r}", file=sys.stderr)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         _print_json({**report.model_dump(exclude={"rejections"}), "rejections": [str(r) for r in report.rejections],
                      "papers": len(lib)})

@@ -8,6 +8,7 @@ after the last, so every reader's caches notice any change, finished or not.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -21,8 +22,10 @@ from .catalogue import Catalogue, paper_from_meta, paper_meta
 from .chunking import chunk_paper
 from .collections import DIRTY, PAGE, REBUILD, Collections, in_pages, paged
 from .embcache import EmbeddingCache, embed_with_cache
+from .errors import LibraryError
 from .records import Chunk, Paper, Rejection
 from .settings import Settings
+from .sources import LINEAGE_PEEK, Repeats, SourceIndex, owner, owners, peek, stored_id, with_owners
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +38,15 @@ class IngestReport(BaseModel):
     unchanged: int = 0
     removed: int = 0
     rejected: int = 0
+    duplicates: int = 0  # repeats of a record within one file: kept once, not an error
     rejections: list[Rejection] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # one line per repeated record
     seconds: float = 0.0
 
     def summary(self) -> str:
         return (f"added {self.added}, updated {self.updated}, unchanged {self.unchanged}, "
-                f"rejected {self.rejected}" + (f", removed {self.removed}" if self.removed else ""))
+                f"rejected {self.rejected}" + (f", removed {self.removed}" if self.removed else "")
+                + (f", repeated {self.duplicates} (kept once)" if self.duplicates else ""))
 
 
 def chunking_of(settings: Settings) -> str:
@@ -64,8 +70,12 @@ class Ingestor:
         return [c for p in papers for c in chunk_paper(p, cs.max_chars, cs.max_tokens, count)]
 
     def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
-               progress: bool | None = None, on_progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Add what is new, replace what changed, leave the rest; see IngestReport for the counts."""
+               progress: bool | None = None, on_progress: Callable[[int], None] | None = None, *,
+               source: str | None = None, remember_paths: bool = True) -> IngestReport:
+        """Add what is new, replace what changed, leave the rest; see IngestReport for the counts.
+
+        Each file is a source (rag.sources): `source` names it outright (one file only);
+        `remember_paths=False` is for uploads, whose temporary paths mean nothing (recognised by content)."""
         from tqdm import tqdm
 
         from .loaders import discover, estimate_records, load_file
@@ -76,6 +86,9 @@ class Ingestor:
         for r in skipped:
             report.rejections.append(r)
             report.rejected += 1
+        if source is not None and (len(files) > 1 or not source.strip()):
+            raise LibraryError(f"--source names one file; {len(files)} were given" if source.strip()
+                               else "--source needs a name")
         if not files:
             report.seconds = time.perf_counter() - t0
             return report
@@ -96,9 +109,10 @@ class Ingestor:
             bar = tqdm(total=total, unit=" abstracts", disable=(None if show is None else not show), smoothing=0.05,
                        dynamic_ncols=True, desc="ingest", leave=False)
 
-            def write(batch: list[Paper]) -> None:
+            def write(batch: list[Paper], sid: str, where: str) -> None:
                 nonlocal changed
-                if self.write_batch(batch, report, gen_dirty, changed):
+                sources.add(sid, where, [p.content_hash for p in batch])
+                if self.write_batch(batch, report, gen_dirty, changed, sid, where):
                     changed = True
                 bar.update(len(batch))
                 if on_progress:
@@ -109,31 +123,46 @@ class Ingestor:
                     cat.set_generation(gen_dirty)
                     changed = True
                     self.sweep_orphans()
+                sources = SourceIndex(cat.entries)
                 for path in files:
                     seen: set[str] = set()
                     bad = good = 0
                     batch: list[Paper] = []
-                    for item in load_file(path, fields):
+                    items, head = peek(load_file(path, fields), LINEAGE_PEEK)
+                    sid, where = sources.identify(path, [p for p in head if isinstance(p, Paper)], source,
+                                                  remember_paths)
+                    repeats = Repeats(path.name)
+                    for item in items:
                         if isinstance(item, Rejection):
                             report.rejections.append(item)
                             report.rejected += 1
                             bad += 1
                             continue
+                        item.paper_id = stored_id(item, sid, cat.entries)
+                        if repeats.seen(item.paper_id, item.position):
+                            continue  # a copy of a record earlier in this file: the first is kept
                         good += 1
                         seen.add(item.paper_id)
                         batch.append(item)
                         if len(batch) >= BATCH:
-                            write(batch)
+                            write(batch, sid, where)
                             batch = []
                     if batch:
-                        write(batch)
+                        write(batch, sid, where)
+                    report.duplicates += repeats.count
+                    report.notes += repeats.notes()
                     if good and not bad:
-                        # The file is the truth for its own papers: drop the ones it no longer holds.
-                        gone = [pid for pid, m in cat.entries.items() if m.get("source") == path.name and pid not in seen]
-                        if gone:
+                        # The file is the truth for its own papers: drop the ones it no longer holds; a
+                        # paper another source also holds stays, under that source.
+                        held = [(pid, m) for pid, m in cat.entries.items() if pid not in seen and sid in owners(m)]
+                        kept = {pid: with_owners(m, [s for s in owners(m) if s != sid]) for pid, m in held
+                                if len(owners(m)) > 1}
+                        gone = [pid for pid, _ in held if pid not in kept]
+                        if gone or kept:
                             if not changed:
                                 cat.set_generation(gen_dirty)
                                 changed = True
+                            self.update_metas(kept)
                             self.delete_papers(gone)
                             report.removed += len(gone)
             finally:
@@ -144,12 +173,22 @@ class Ingestor:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def write_batch(self, batch: list[Paper], report: IngestReport, gen_dirty: str, dirty: bool) -> bool:
-        """Write one batch (counting it into `report`); True if it wrote anything. Stamps the generation
-        `gen_dirty` before the first write unless `dirty` says it already is."""
+    def update_metas(self, metas: dict[str, dict]) -> None:
+        """Rewrite records' metadata only (no vectors, no chunks): co-owners joining or leaving."""
+        ids = list(metas)
+        for part in in_pages(ids):
+            self.cols.papers.update(ids=part, metadatas=[metas[i] for i in part])
+        if metas:
+            self.catalogue.entries = {**self.catalogue.entries, **metas}
+
+    def write_batch(self, batch: list[Paper], report: IngestReport, gen_dirty: str, dirty: bool,
+                    source_id: str = "", source_path: str = "") -> bool:
+        """Write one batch of one source (counting it into `report`); True if it wrote anything. Stamps the
+        generation `gen_dirty` before the first write unless `dirty` says it already is."""
         cat = self.catalogue.entries
         todo: dict[str, Paper] = {}
         moved: list[Paper] = []
+        joined: dict[str, dict] = {}  # papers another source added that this one holds too
         for p in batch:
             old = cat.get(p.paper_id)
             if old is None and p.paper_id not in todo:
@@ -163,10 +202,21 @@ class Ingestor:
                 report.unchanged += 1
             else:
                 report.unchanged += 1
-                if old.get("source") == p.source and old.get("position") != p.position:
+                # Its source's own record: follow a new position, name or path (a legacy record gets its source id).
+                if owner(old) == source_id and (old.get("position") != p.position or old.get("source") != p.source
+                                                or old.get("source_id") != source_id
+                                                or old.get("source_path", "") != source_path):
                     moved.append(p)
+                elif source_id and source_id not in owners(old):
+                    joined[p.paper_id] = with_owners(old, owners(old) + [source_id])
+        if joined:
+            if not dirty:
+                self.catalogue.set_generation(gen_dirty)
+                dirty = True
+            self.update_metas(joined)
+            cat = self.catalogue.entries
         if not todo and not moved:
-            return False
+            return bool(joined)
         if not dirty:
             self.catalogue.set_generation(gen_dirty)
         papers = list(todo.values())
@@ -196,7 +246,11 @@ class Ingestor:
                             "year": todo[c.paper_id].year or 0} for c in part],
             )
         recs = papers + moved
-        metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0)))) for p in recs]
+        def also(pid: str) -> str:  # every other source that holds it stays a holder
+            return json.dumps([s for s in owners(cat[pid]) if s != source_id] if pid in cat else [])
+
+        metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0))),
+                            source_id, source_path, also(p.paper_id)) for p in recs]
         self.cols.papers.upsert(ids=[p.paper_id for p in recs], embeddings=[[1.0]] * len(recs),
                                 documents=[p.abstract for p in recs], metadatas=metas)
         # Copy-on-write: readers in other threads may be iterating the current catalogue.

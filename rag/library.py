@@ -127,9 +127,11 @@ class Library:
     # -- writing ---------------------------------------------------------------------------
 
     def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
-               progress: bool | None = None, on_progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Add what is new, replace what changed, leave the rest; see IngestReport for the counts."""
-        return self.ingestor.ingest(paths, fields, progress, on_progress)
+               progress: bool | None = None, on_progress: Callable[[int], None] | None = None, *,
+               source: str | None = None, remember_paths: bool = True) -> IngestReport:
+        """Add what is new, replace what changed, leave the rest; see IngestReport for the counts.
+        `source` names a file's source outright; `remember_paths=False` for uploads (rag.sources)."""
+        return self.ingestor.ingest(paths, fields, progress, on_progress, source=source, remember_paths=remember_paths)
 
     def drop(self) -> None:
         """Delete the whole library (store collections and local caches)."""

@@ -240,3 +240,137 @@ def test_search_json_contract(cli, capsys):
         assert {"paper_id", "title", "venue", "year", "source", "position", "score", "text"} <= set(h)
         assert h["venue"] == "ICML"
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+# -- sources: files never collide, a moved or re-uploaded file is itself (issue 13, items 1-3) ----------
+
+def _jsonl(path, *abstracts, **extra):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"abstract": a, **extra}) + "\n" for a in abstracts), encoding="utf-8")
+    return path
+
+
+Y23 = ["Graph colouring with gated heuristics.", "Sparse kernels for long sequences.", "Conformal sets under shift."]
+Y24 = ["Diffusion models share noise statistics.", "Low-rank adapters converge when asymmetric."]
+
+
+def test_two_files_with_the_same_name_keep_each_others_papers(fake_settings, tmp_path):
+    a = _jsonl(tmp_path / "bn" / "2023" / "abstracts.jsonl", *Y23)
+    b = _jsonl(tmp_path / "bn" / "2024" / "abstracts.jsonl", *Y24)
+    lib = Library(fake_settings)
+    lib.ingest([a], progress=False)
+    r = lib.ingest([b], progress=False)
+    assert (r.added, r.removed) == (2, 0) and len(lib) == 5
+    fresh = Library(fake_settings.model_copy(update={"library": "fresh"}))
+    assert fresh.ingest([tmp_path / "bn"], progress=False).added == 5 and len(fresh) == 5
+    again = fresh.ingest([tmp_path / "bn"], progress=False)
+    assert (again.added, again.unchanged, again.removed) == (0, 5, 0)
+    # Edited in place: a record dropped from one file leaves the library, the other file's papers stay.
+    _jsonl(b, Y24[0])
+    r = fresh.ingest([b], progress=False)
+    assert (r.removed, len(fresh)) == (1, 4)
+    # Moved: recognised by its records, not added twice, nothing removed.
+    moved = tmp_path / "archive" / "abstracts-2023.jsonl"
+    moved.parent.mkdir()
+    a.rename(moved)
+    r = fresh.ingest([moved], progress=False)
+    assert (r.added, r.unchanged, r.removed, len(fresh)) == (0, 3, 0, 4)
+    # ... and it is still the same source: dropping one of its records removes exactly that paper.
+    _jsonl(moved, *Y23[:2])
+    r = fresh.ingest([moved], progress=False)
+    assert (r.removed, len(fresh)) == (1, 3)
+    assert not any(Y23[2] in p.abstract for p in fresh.get_papers([p.paper_id for p in fresh.papers()]).values())
+
+
+def test_uploads_with_the_same_name_are_different_sources_and_a_re_upload_is_itself(fake_settings, tmp_path):
+    """What the UI does: each upload is staged in a fresh temp folder under its (sanitised) name."""
+    lib = Library(fake_settings)
+    up1 = _jsonl(tmp_path / "u1" / "abstracts.jsonl", *Y23)
+    up2 = _jsonl(tmp_path / "u2" / "abstracts.jsonl", *Y24)
+    lib.ingest([up1], progress=False, remember_paths=False)
+    r = lib.ingest([up2], progress=False, remember_paths=False)
+    assert (r.added, r.removed, len(lib)) == (2, 0, 5)
+    again = _jsonl(tmp_path / "u3" / "abstracts.jsonl", *Y23[:2])  # the first, uploaded again minus a record
+    r = lib.ingest([again], progress=False, remember_paths=False)
+    assert (r.added, r.unchanged, r.removed, len(lib)) == (0, 2, 1, 4)
+    assert {p.source for p in lib.papers()} == {"abstracts.jsonl"}
+
+
+def test_the_same_record_id_in_two_files_does_not_overwrite(fake_settings, tmp_path):
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text("id,abstract\n1,Alpha abstract one.\n2,Alpha abstract two.\n3,Alpha abstract three.\n")
+    second.write_text("id,abstract,doi\n1,Beta abstract one.,\n2,Beta abstract two.,10.1000/shared\n")
+    lib = Library(fake_settings)
+    lib.ingest([first], progress=False)
+    r = lib.ingest([second], progress=False)
+    assert (r.added, r.updated, len(lib)) == (2, 0, 5)
+    texts = {p.abstract for p in lib.get_papers([p.paper_id for p in lib.papers()]).values()}
+    assert {"Alpha abstract one.", "Alpha abstract two.", "Beta abstract one.", "Beta abstract two."} <= texts
+    r = lib.ingest([first], progress=False)
+    assert (r.added, r.updated, r.unchanged, r.removed) == (0, 0, 3, 0)
+    ids = {p.paper_id for p in lib.papers()}
+    assert {"1", "2", "3", "doi:10.1000/shared"} <= ids  # the first file keeps its ids; a DOI is the same everywhere
+    assert any(i.startswith("1@second.csv~") for i in ids)
+    hit = search(lib, "Beta abstract one", k=1)[0]
+    assert hit.paper.abstract == "Beta abstract one." and hit.paper.source == "second.csv"
+
+
+def test_a_library_built_before_source_ids_re_ingests_as_unchanged(fake_settings, tmp_path):
+    f = _jsonl(tmp_path / "old" / "abstracts.jsonl", *Y23)
+    csv_ = tmp_path / "old" / "ids.csv"
+    csv_.write_text("id,abstract\n1,Gamma one.\n2,Gamma two.\n")
+    lib = Library(fake_settings)
+    lib.ingest([f, csv_], progress=False)
+    # What an older paperchat stored: no source_id / source_path in the records.
+    papers = lib.collections.papers
+    got = papers.get(include=["metadatas", "documents"])
+    legacy = [{k: v for k, v in m.items() if k not in ("source_id", "source_path", "also_in")} for m in got["metadatas"]]
+    papers.delete(ids=got["ids"])
+    papers.add(ids=got["ids"], embeddings=[[1.0]] * len(legacy), documents=got["documents"], metadatas=legacy)
+    lib.records.set_generation("legacy-built")
+    lib.refresh()
+    assert len(lib) == 5 and all("source_id" not in m for m in lib.catalogue.values())
+    r = lib.ingest([f, csv_], progress=False)
+    assert (r.added, r.updated, r.removed, r.unchanged) == (0, 0, 0, 5)
+    assert {p.paper_id for p in lib.papers()} >= {"1", "2"}
+
+
+def test_a_record_repeated_in_a_file_is_reported_once_not_fatal(fake_settings, tmp_path):
+    same = "Repeated abstract about kernel methods."
+    f = _jsonl(tmp_path / "rep.jsonl", same, "A different abstract.", same, same)
+    lib = Library(fake_settings)
+    r1 = lib.ingest([f], progress=False)
+    assert (r1.added, r1.duplicates, r1.rejected) == (2, 2, 0)
+    assert r1.notes == ["rep.jsonl: record 1 repeated as records 3, 4; kept once"]
+    r2 = lib.ingest([f], progress=False)  # was: chromadb DuplicateIDError
+    assert (r2.added, r2.unchanged, r2.duplicates) == (0, 2, 2)
+    with open(f, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"abstract": "Appended later."}) + "\n")
+    assert lib.ingest([f], progress=False).added == 1 and len(lib) == 3
+    # Copies spread over later batches, on a first ingest.
+    many = [f"Abstract number {i} on topic {i % 7}." for i in range(300)]
+    many[150] = many[290] = many[3]
+    g = _jsonl(tmp_path / "many.jsonl", *many)
+    r = lib.ingest([g], progress=False)
+    assert (r.added, r.duplicates, r.rejected) == (298, 2, 0)
+    assert [p.position for p in lib.papers() if p.source == "many.jsonl"][:5] == [1, 2, 3, 4, 5]
+
+
+def test_cli_ingest_reports_repeats_and_takes_an_explicit_source(cli, capsys, tmp_path):
+    f = _jsonl(tmp_path / "a" / "list.jsonl", "Same one.", "Same one.", "Other one.")
+    assert cli("ingest", f, "--json") == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["duplicates"] == 1 and out["added"] == 2 and "record 1 repeated as record 2" in captured.err
+    # Files ingested under one explicit source name are one source, wherever they live: the later one
+    # is the truth for that source's records.
+    p1 = _jsonl(tmp_path / "b" / "export-monday.jsonl", "Kept across exports.", "Dropped by Tuesday.")
+    assert cli("ingest", p1, "--source", "lab-export") == 0
+    p2 = _jsonl(tmp_path / "c" / "export-tuesday.jsonl", "Kept across exports.")
+    capsys.readouterr()
+    assert cli("ingest", p2, "--source", "lab-export", "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["added"], out["unchanged"], out["removed"]) == (0, 1, 1)
+    g = _jsonl(tmp_path / "d" / "other.jsonl", "Another.")
+    assert cli("ingest", f, g, "--source", "mine") == 2
+    assert "--source names one file" in capsys.readouterr().err

@@ -255,7 +255,8 @@ class PaperchatUI:
             def on_progress(n: int) -> None:
                 progress((n, total if total and n <= total else None), desc="Indexing abstracts", unit="abstracts")
 
-            report = self.writer().ingest(sorted(staged.iterdir()), on_progress=on_progress)
+            # Upload paths are temporary: a re-upload is recognised by its records (rag/sources.py).
+            report = self.writer().ingest(sorted(staged.iterdir()), on_progress=on_progress, remember_paths=False)
         except Exception as exc:  # noqa: BLE001 - shown to the user as one line
             return f"**Could not ingest:** {md(_error_text(exc))}"
         finally:
@@ -271,6 +272,8 @@ class PaperchatUI:
             lines += [f"- {md(str(r))}" for r in shown]
             if len(report.rejections) > len(shown):
                 lines.append(f"- … and {len(report.rejections) - len(shown)} more")
+        if report.notes:
+            lines += ["", "Repeated records (each kept once):"] + [f"- {md(n)}" for n in report.notes[:20]]
         return "\n".join(lines)
 
     # -- asking ---------------------------------------------------------------------
