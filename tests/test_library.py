@@ -374,3 +374,26 @@ def test_cli_ingest_reports_repeats_and_takes_an_explicit_source(cli, capsys, tm
     g = _jsonl(tmp_path / "d" / "other.jsonl", "Another.")
     assert cli("ingest", f, g, "--source", "mine") == 2
     assert "--source names one file" in capsys.readouterr().err
+
+
+def test_a_paper_two_files_hold_leaves_only_when_neither_holds_it(fake_settings, tmp_path):
+    shared = {"doi": "10.1000/shared", "title": "Shared", "abstract": "A paper on both reading lists."}
+    a = _jsonl(tmp_path / "alice" / "list.jsonl", "Only Alice's paper.")
+    b = _jsonl(tmp_path / "bob" / "list.jsonl", "Only Bob's paper.")
+    for f in (a, b):
+        with open(f, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(shared) + "\n")
+    lib = Library(fake_settings)
+    lib.ingest([a, b], progress=False)
+    assert len(lib) == 3
+    _jsonl(a, "Only Alice's paper.")  # Alice drops the shared paper; Bob still has it
+    r = lib.ingest([a], progress=False)
+    assert (r.removed, len(lib)) == (0, 3)
+    assert "doi:10.1000/shared" in lib.catalogue
+    r = lib.ingest([b], progress=False)  # Bob's list now owns it: shown as his file, at his position
+    assert (r.added, r.removed) == (0, 0)
+    p = next(p for p in lib.papers() if p.paper_id == "doi:10.1000/shared")
+    assert (p.source, p.position) == ("list.jsonl", 2)
+    _jsonl(b, "Only Bob's paper.")
+    r = lib.ingest([b], progress=False)
+    assert (r.removed, len(lib)) == (1, 2) and "doi:10.1000/shared" not in lib.catalogue
