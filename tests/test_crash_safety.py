@@ -12,6 +12,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -277,7 +278,12 @@ def test_kill_9_while_replacing_edited_abstracts(tmp_path):
     home = tmp_path / "home"
     env = cli_env(home)
     settings = Settings(home=home, embedder="fake")
-    proc = start_cli(["ingest", str(v1 / "corpus.jsonl")], env)
+    # The file is edited in place (one path, one source): v1 and v2 are copied over it in turn. (Two files
+    # at different paths that both still exist are two sources and never replace each other's records.)
+    live = tmp_path / "live" / "corpus.jsonl"
+    live.parent.mkdir()
+    shutil.copyfile(v1 / "corpus.jsonl", live)
+    proc = start_cli(["ingest", str(live)], env)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
 
@@ -285,7 +291,8 @@ def test_kill_9_while_replacing_edited_abstracts(tmp_path):
     killed_runs = 0
     for i in range(8):
         # Back and forth between the versions, so that every run has papers to replace.
-        proc = start_cli(["ingest", str((v2 if i % 2 == 0 else v1) / "corpus.jsonl")], env)
+        shutil.copyfile((v2 if i % 2 == 0 else v1) / "corpus.jsonl", live)
+        proc = start_cli(["ingest", str(live)], env)
         time.sleep(rng.uniform(0.5, 5.0))
         killed = hard_kill(proc)
         killed_runs += killed
@@ -308,7 +315,8 @@ def test_kill_9_while_replacing_edited_abstracts(tmp_path):
                 assert ("Revision 1 adds" in record.abstract) == edited, f"{pid}: record and chunks from different versions"
         finally:
             close_library(lib)
-    proc = start_cli(["ingest", "--json", str(v2 / "corpus.jsonl")], env)
+    shutil.copyfile(v2 / "corpus.jsonl", live)
+    proc = start_cli(["ingest", "--json", str(live)], env)
     finish(proc)
     check_in_child(home, v1 / "corpus.jsonl", 2)
     lib = open_library(settings)

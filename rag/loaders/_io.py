@@ -55,7 +55,7 @@ class _Capped:
     def _count(self, data: bytes) -> bytes:
         self._out += len(data)
         if self._out > self._limit:
-            raise TooMuchData(f"decompresses to over {self._limit / 1e6:g} MB ({MAX_GZIP_RATIO}x its compressed size "
+            raise TooMuchData(f"decompresses to over {self._limit / (1 << 20):.0f} MB ({MAX_GZIP_RATIO}x its compressed size "
                               f"at most, {MIN_DECOMPRESSED_LIMIT >> 20} MB for small files): not read further "
                               f"(a gzip bomb?); stopped reading")
         return data
@@ -136,9 +136,11 @@ def iter_lines(path: Path, cap: int | None = None) -> Iterator[Line]:
     """Every physical line, decoded; over-long or undecodable lines come back as problems, in place."""
     cap = cap or MAX_RECORD_BYTES
     no = offset = 0
+    current = 1  # the line being read, for an error that stops reading mid-way
     try:
         with open_bytes(path) as f:
             while True:
+                current = no + 1
                 raw = f.readline(cap + 1)
                 if not raw:
                     return
@@ -163,7 +165,7 @@ def iter_lines(path: Path, cap: int | None = None) -> Iterator[Line]:
                     yield Line(no, text.rstrip("\r\n"))
                 offset += len(raw)
     except TooMuchData as e:
-        yield Line(no + 1, None, str(e), fatal=True)
+        yield Line(current, None, str(e), fatal=True)
     except _GZIP_ERRORS as e:
         yield Line(no + 1, None, f"compressed data is corrupt ({_gzip_reason(e)}); stopped reading", fatal=True)
 
