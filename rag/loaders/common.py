@@ -38,7 +38,9 @@ def clean_text(value: Any) -> str:
         text = _HTML_TAG.sub(" ", text)
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
-    return normalise_text(_INVISIBLE.sub("", _CONTROL.sub(" ", text)))
+    if not text.isascii():  # (a C-speed check: most fields are ASCII and skip the second pass)
+        text = _INVISIBLE.sub("", text)
+    return normalise_text(_CONTROL.sub(" ", text))
 
 
 def abstract_too_long(abstract: str) -> str:
