@@ -10,6 +10,7 @@ import importlib.util
 import json
 import re
 import time
+import uuid
 from pathlib import Path
 
 from procs import free_port
@@ -160,7 +161,8 @@ def test_upload_auth_and_library(tmp_path):
         up = tmp_path / "my list; $(x) .jsonl"
         records = [
             {"title": "Gated graph colouring", "venue": "NeurIPS", "year": 2024,
-             "abstract": "We colour graphs with gated heuristics <script>alert(1)</script> and prove a bound."},
+             "abstract": "We colour graphs with gated heuristics <script>alert(1)</script> and prove a bound.",
+             "x_run": uuid.uuid4().hex},  # this run's bytes: other runs' copies in the shared cache do not count
             "this line is not JSON",
             {"title": "Sparse kernels", "venue": "ICLR", "year": 2023,
              "abstract": "Sparse attention kernels cut memory traffic on long sequences."},
@@ -187,10 +189,11 @@ def test_upload_auth_and_library(tmp_path):
             c.predict([handle_file(str(big))], api_name="/ingest")
 
         # Exports live in the session's folder, not copied into Gradio's cache; closing the server removes them.
-        _, _, _, md_file, _ = c.predict("gated heuristics for graph colouring", [], "Ask", "", "any", "any",
+        run = uuid.uuid4().hex  # in the question, so the export's bytes are this run's alone
+        _, _, _, md_file, _ = c.predict(f"gated heuristics for graph colouring {run}", [], "Ask", "", "any", "any",
                                         api_name="/respond")
         export = Path(md_file).read_bytes()
-        assert b"Gated graph colouring" in export and not cached_copies(export)
+        assert b"Gated graph colouring" in export and run.encode() in export and not cached_copies(export)
         ui = demo.paperchat_ui
         assert any((ui.export_root / "sessions").rglob("paperchat-*.md"))
     finally:
