@@ -32,7 +32,6 @@ from .settings import Settings, library_name_problem
 __all__ = ["Library", "LibraryError", "LibraryBusy", "IngestReport", "Facets"]
 
 
-
 class Library:
     """A named library in a Chroma store. Its rooms are public for what callers need beyond the
     delegates below: `collections`, `records` (the Catalogue), `chunks`, `ingestor`, `store`."""
