@@ -44,8 +44,8 @@ mark("import rag.cli")
 from rag.retrieval import Filters, search
 from rag.library import Library
 mark("import rag.retrieval + rag.library")
-import rag.embeddings
-mark("import rag.embeddings (langchain_core)")
+import rag.embedders
+mark("import rag.embedders (langchain_core)")
 import chromadb
 mark("import chromadb")
 from rag.settings import Settings

@@ -127,7 +127,7 @@ def probe(lib, queries: list[str], vectors, n_dense: int, n: int, k: int) -> dic
     out["(numpy matrix: seconds to read from Chroma)"] = load_s
     del mat
 
-    from rag.embeddings import MiniLMEmbeddings
+    from rag.embedders import MiniLMEmbeddings
 
     one = MiniLMEmbeddings(threads=1)
     one.embed_array(["warm up"])

@@ -146,6 +146,7 @@ def cmd_stats(args) -> int:
         _print_json(st)
     else:
         print(f"library {st['library']}: {st['papers']} papers, {st['chunks']} chunks ({st['embedder']}, {st['store']})")
+        print(f"embedder: {st['embedder']}, {st['embedder_dimension']}-dim, {st['embedder_runs_on']}")
         print("venues: " + ", ".join(f"{k} {v}" for k, v in st["venues"].items()))
         print("years:  " + ", ".join(f"{k} {v}" for k, v in st["years"].items()))
     return 0

@@ -1,8 +1,8 @@
 """One library's two Chroma collections (paper records, chunk vectors), its generation stamp, and paged reads.
 
 - `paperchat-NAME-papers`: one record per paper (the abstract as its document, the rest as metadata);
-  the collection's own metadata holds the library's generation stamp, the embedder it was built with
-  and how its chunks were cut.
+  the collection's own metadata holds the library's generation stamp, the identity of the embedder it
+  was built with (model, dimension, normalisation: rag.embedders.identity) and how its chunks were cut.
 - `paperchat-NAME-chunks`: the chunk vectors; a chunk id `PAPER#n` names its paper.
 
 The generation changes with every write: "dirty-..." while a write is under way (or was killed),
@@ -41,17 +41,22 @@ class Collections:
     """The handles on a library's two collections, and its generation stamp. The handles are replaced
     when a collection is rebuilt (here, or by another Library object of this process)."""
 
-    def __init__(self, client, name: str, model: str, chunking: str):
-        self.client, self.name, self.model = client, name, model
+    def __init__(self, client, name: str, chunking: str):
+        self.client, self.name = client, name
         self.chunks = client.get_or_create_collection(
             f"paperchat-{name}-chunks", embedding_function=None, configuration=_CHUNKS_CONFIG)
+        # The embedder's identity is recorded with the first write (an endpoint's dimension may take a request).
         self.papers = client.get_or_create_collection(
-            f"paperchat-{name}-papers", embedding_function=None,
-            metadata={"embedder": model, "generation": "new", "chunking": chunking})
+            f"paperchat-{name}-papers", embedding_function=None, metadata={"generation": "new", "chunking": chunking})
         meta = self.papers.metadata or {}
-        self.built_with: str | None = meta.get("embedder")
+        self.recorded: dict = dict(meta)  # what the library was built with (rag.embedders.resolve checks it)
+        self.identity: dict = {}  # the embedder's identity as flat metadata, set by the Library once resolved
         # How the stored chunks were cut; an ingest under other chunk settings re-cuts them all.
         self.chunking: str = meta.get("chunking") or chunking
+
+    @property
+    def model(self) -> str:
+        return self.identity.get("embedder", "")
 
     def generation(self) -> str:
         """The stamp as the store has it now (one Chroma call)."""
@@ -64,7 +69,7 @@ class Collections:
         return meta.get("generation", "new")
 
     def stamp(self, gen: str) -> None:
-        self.papers.modify(metadata={"embedder": self.model, "generation": gen, "chunking": self.chunking})
+        self.papers.modify(metadata={**self.identity, "generation": gen, "chunking": self.chunking})
 
     def view_key(self) -> tuple[int, str]:
         """This process's view of the store, for this library (one per Chroma system and name)."""
@@ -84,8 +89,7 @@ class Collections:
         with contextlib.suppress(Exception):
             self.client.delete_collection(name)
         self.papers = self.client.get_or_create_collection(
-            name, embedding_function=None, metadata={"embedder": self.model, "generation": gen,
-                                                     "chunking": self.chunking})
+            name, embedding_function=None, metadata={**self.identity, "generation": gen, "chunking": self.chunking})
 
     def drop(self) -> None:
         for col in (self.chunks, self.papers):

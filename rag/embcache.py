@@ -43,6 +43,16 @@ class EmbeddingCache:
             )
 
 
+def open_cache(folder: Path, identity) -> EmbeddingCache:
+    """The cache of one embedder identity (model, dimension, normalisation): vectors of different
+    identities never mix. A cache from before identities, named by the model alone, is kept in use."""
+    path = folder / identity.cache_name
+    legacy = folder / f"{identity.model}.sqlite"
+    if not path.exists() and legacy.exists():
+        path = legacy
+    return EmbeddingCache(path, identity.dimension)
+
+
 def embed_with_cache(embedder, texts: list[str], cache: EmbeddingCache | None) -> np.ndarray:
     """Vectors for texts in order, embedding only those the cache has never seen."""
     if cache is None:

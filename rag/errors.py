@@ -52,11 +52,21 @@ class FieldsError(UserError, ValueError):
     """A `fields` mapping names one of our fields that does not exist (a caller's mistake)."""
 
 
+_SECRETS: set[str] = set()  # keys given in code rather than the environment (e.g. an embedding service's)
+_KEY_VARS = ("OPENAI_API_KEY", "PAPERCHAT_OPENAI_API_KEY", "PAPERCHAT_EMBEDDINGS__API_KEY")
+
+
+def register_secret(value: str | None) -> None:
+    """Have redact() remove this value too."""
+    if value and len(value) >= 6:
+        _SECRETS.add(value)
+
+
 def redact(text: str) -> str:
     """Remove API keys from text that may reach a log, the UI or an export."""
-    key = os.environ.get("OPENAI_API_KEY") or os.environ.get("PAPERCHAT_OPENAI_API_KEY")
-    if key and len(key) >= 6:
-        text = text.replace(key, "***")
+    for key in {*(os.environ.get(v) for v in _KEY_VARS), *_SECRETS}:
+        if key and len(key) >= 6:
+            text = text.replace(key, "***")
     return re.sub(r"\b(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+", r"\1***", text)
 
 

@@ -16,13 +16,16 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from .catalogue import Catalogue, paper_from_meta, paper_meta
 from .chunking import chunk_paper
 from .collections import DIRTY, PAGE, REBUILD, Collections, in_pages, paged
 from .embcache import EmbeddingCache, embed_with_cache
+from .embedders.endpoint import EndpointFailed
 from .errors import LibraryError
+from .overlap import OneAhead, Plan
 from .records import Chunk, Paper, Rejection
 from .settings import Settings
 from .sources import LINEAGE_PEEK, Repeats, SourceIndex, owner, owners, peek, stored_id, with_owners
@@ -63,6 +66,7 @@ class Ingestor:
                  settings: Settings, write_lock: Callable[[], AbstractContextManager]):
         self.cols, self.catalogue, self.store = cols, catalogue, store
         self.embedder, self.cache, self.settings, self.write_lock = embedder, cache, settings, write_lock
+        self.overlap = True  # embed batch i+1 while batch i is written (rag.overlap)
 
     def _chunk(self, papers: Iterable[Paper]) -> list[Chunk]:
         cs = self.settings.chunk
@@ -109,14 +113,28 @@ class Ingestor:
             bar = tqdm(total=total, unit=" abstracts", disable=(None if show is None else not show), smoothing=0.05,
                        dynamic_ncols=True, desc="ingest", leave=False)
 
-            def write(batch: list[Paper], sid: str, where: str) -> None:
-                nonlocal changed
-                sources.add(sid, where, [p.content_hash for p in batch])
-                if self.write_batch(batch, report, gen_dirty, changed, sid, where):
-                    changed = True
-                bar.update(len(batch))
+            ahead = OneAhead(self.overlap)
+
+            def progressed(n: int) -> None:
+                bar.update(n)
                 if on_progress:
                     on_progress(bar.n)
+
+            def commit(plan: Plan | None) -> None:
+                nonlocal changed
+                if plan is not None:
+                    if self.commit(plan, gen_dirty, changed):
+                        changed = True
+                    progressed(plan.size)
+
+            def write(batch: list[Paper], sid: str, where: str) -> None:
+                sources.add(sid, where, [p.content_hash for p in batch])
+                plan = self.plan(batch, report, ahead.planned(), sid, where)
+                if plan is None:  # nothing new in it
+                    progressed(len(batch))
+                    return
+                # Batch i+1 is chunked and embedded on a worker thread while batch i is written here.
+                commit(ahead.swap(plan))
 
             try:
                 if was_dirty:
@@ -149,6 +167,7 @@ class Ingestor:
                             batch = []
                     if batch:
                         write(batch, sid, where)
+                    commit(ahead.swap(None))  # the file's last batch is written before its removals are worked out
                     report.duplicates += repeats.count
                     report.notes += repeats.notes()
                     if good and not bad:
@@ -166,6 +185,7 @@ class Ingestor:
                             self.delete_papers(gone)
                             report.removed += len(gone)
             finally:
+                ahead.close()
                 bar.close()
                 if changed:
                     cat.set_generation(uuid.uuid4().hex)
@@ -183,14 +203,22 @@ class Ingestor:
 
     def write_batch(self, batch: list[Paper], report: IngestReport, gen_dirty: str, dirty: bool,
                     source_id: str = "", source_path: str = "") -> bool:
-        """Write one batch of one source (counting it into `report`); True if it wrote anything. Stamps the
-        generation `gen_dirty` before the first write unless `dirty` says it already is."""
+        """Write one batch of one source now (counting it into `report`); True if it wrote anything. Stamps
+        the generation `gen_dirty` before the first write unless `dirty` says it already is."""
+        plan = self.plan(batch, report, {}, source_id, source_path)
+        return self.commit(plan, gen_dirty, dirty) if plan is not None else False
+
+    def plan(self, batch: list[Paper], report: IngestReport, pending: dict[str, dict], source_id: str = "",
+             source_path: str = "") -> Plan | None:
+        """What a batch of one source changes (counted into `report`), judged against the catalogue as it
+        will be once the batch planned before it (`pending`, rag.overlap.Plan.pending) is written; None if
+        nothing. Writes nothing."""
         cat = self.catalogue.entries
         todo: dict[str, Paper] = {}
         moved: list[Paper] = []
-        joined: dict[str, dict] = {}  # papers another source added that this one holds too
+        joined: list[str] = []  # papers another source added that this one holds too
         for p in batch:
-            old = cat.get(p.paper_id)
+            old = pending.get(p.paper_id) or cat.get(p.paper_id)
             if old is None and p.paper_id not in todo:
                 report.added += 1
                 todo[p.paper_id] = p
@@ -208,25 +236,45 @@ class Ingestor:
                                                 or old.get("source_path", "") != source_path):
                     moved.append(p)
                 elif source_id and source_id not in owners(old):
-                    joined[p.paper_id] = with_owners(old, owners(old) + [source_id])
-        if joined:
-            if not dirty:
-                self.catalogue.set_generation(gen_dirty)
-                dirty = True
-            self.update_metas(joined)
-            cat = self.catalogue.entries
-        if not todo and not moved:
-            return bool(joined)
-        if not dirty:
-            self.catalogue.set_generation(gen_dirty)
-        papers = list(todo.values())
+                    joined.append(p.paper_id)
+        if not todo and not moved and not joined:
+            return None
+        return Plan(len(batch), list(todo.values()), moved, joined, source_id, source_path, self._embed)
+
+    def _embed(self, papers: list[Paper]) -> tuple[list[Chunk], dict[str, int], np.ndarray]:
+        """Chunks, chunk counts per paper and vectors (on rag.overlap's worker thread when overlapped)."""
         chunks: list[Chunk] = []
         n_chunks: dict[str, int] = {}
         for p in papers:
             pc = self._chunk([p])
             n_chunks[p.paper_id] = len(pc)
             chunks.extend(pc)
-        vecs = embed_with_cache(self.embedder, [c.text for c in chunks], self.cache)
+        return chunks, n_chunks, embed_with_cache(self.embedder, [c.text for c in chunks], self.cache)
+
+    def commit(self, plan: Plan, gen_dirty: str, dirty: bool) -> bool:
+        """Write a planned batch: co-owners joining, then chunks, then records. Stamps `gen_dirty` first
+        unless `dirty`. True if it wrote anything."""
+        source_id, source_path = plan.source_id, plan.source_path
+        cat = self.catalogue.entries
+        try:
+            chunks, n_chunks, vecs = plan.result()
+        except EndpointFailed as exc:  # nothing of this batch is written yet: say what is kept
+            raise LibraryError(f"{exc}; ingest stopped before writing the batch under way: the library holds "
+                               f"{len(cat)} papers, each whole, and running the same ingest again carries on") from None
+        joined = {pid: with_owners(cat[pid], owners(cat[pid]) + [source_id]) for pid in plan.joined
+                  if pid in cat and source_id not in owners(cat[pid])}
+        if joined:
+            if not dirty:
+                self.catalogue.set_generation(gen_dirty)
+                dirty = True
+            self.update_metas(joined)
+            cat = self.catalogue.entries
+        todo = {p.paper_id: p for p in plan.papers}
+        papers, moved = plan.papers, plan.moved
+        if not todo and not moved:
+            return bool(joined)
+        if not dirty:
+            self.catalogue.set_generation(gen_dirty)
         # Drop the chunks of the versions being replaced (an edit can leave fewer chunks than before).
         stale = [f"{pid}#{i}" for pid in todo if pid in cat for i in range(int(cat[pid].get("n_chunks", 0)))]
         # An edited paper's record goes first: new chunks overwrite the old ones in place, so a crash

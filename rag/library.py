@@ -22,7 +22,7 @@ from .catalogue import Catalogue, Facets
 from .chroma import make_client, store_for
 from .chunks import ChunkIndex
 from .collections import Collections
-from .embcache import CachedEmbedder, EmbeddingCache
+from .embcache import CachedEmbedder, open_cache
 from .errors import LibraryBusy, LibraryError
 from .ingest import IngestReport, Ingestor, chunking_of
 from .locks import library_lock
@@ -37,13 +37,13 @@ class Library:
     delegates below: `collections`, `records` (the Catalogue), `chunks`, `ingestor`, `store`."""
 
     def __init__(self, settings: Settings, embedder=None, client=None, local_dir: Path | None = None):
-        from .embeddings import get_embedder
+        from .embedders import make_embedder, resolve
 
         if problem := library_name_problem(settings.library):  # --library bypasses Settings' own check
             raise LibraryError(problem)
         self.settings = settings
         self.name = settings.library
-        self.embedder = embedder if embedder is not None else get_embedder(settings.embedder)
+        self.embedder = embedder if embedder is not None else make_embedder(settings)
         self.client = client if client is not None else make_client(settings.home, settings.chroma_url)
         if local_dir is not None:
             self.dir = local_dir
@@ -53,13 +53,11 @@ class Library:
         else:
             self.dir = settings.library_dir
         self.dir.mkdir(parents=True, exist_ok=True)
-        model = getattr(self.embedder, "model_id", type(self.embedder).__name__)
-        self.collections = Collections(self.client, self.name, model, chunking_of(settings))
-        if self.collections.built_with and self.collections.built_with != model:
-            raise LibraryError(f"library {self.name!r} was built with embedder {self.collections.built_with}, not "
-                               f"{model}; use another PAPERCHAT_LIBRARY or set PAPERCHAT_EMBEDDER to match")
-        cache = (EmbeddingCache(settings.home / "cache" / f"{model}.sqlite", self.embedder.dimension)
-                 if model != "hashing-fake" else None)
+        self.collections = Collections(self.client, self.name, chunking_of(settings))
+        # Model, dimension and normalisation must match what the library was built with (not where it runs).
+        self.identity = resolve(self.name, self.embedder, self.collections.recorded)
+        self.collections.identity = self.identity.as_metadata()
+        cache = open_cache(settings.home / "cache", self.identity) if self.identity.model != "hashing-fake" else None
         self.text_embedder = CachedEmbedder(self.embedder, cache)  # for sentences in tasks
         self.store = store_for(settings.chroma_url, settings.home, self.dir, self.collections)
         self.records = Catalogue(self.collections, settings, self.dir, self.store)
@@ -104,7 +102,13 @@ class Library:
         return self.records.facets()
 
     def stats(self) -> dict:
-        return self.records.stats()
+        return {**self.records.stats(), "embedder_dimension": self.identity.dimension,
+                "embedder_runs_on": self.embedder_runs_on}
+
+    @property
+    def embedder_runs_on(self) -> str:
+        """Where vectors come from: 'in process, onnxruntime CPU' (or CUDA), or 'endpoint URL (...)'."""
+        return str(getattr(self.embedder, "runs_on", "in process"))
 
     def __len__(self) -> int:
         self.records.refresh()

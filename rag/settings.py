@@ -8,7 +8,7 @@ from typing import Literal
 
 import re
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -54,6 +54,22 @@ class AskSettings(BaseModel):
     abstain_below: float = 0.27
 
 
+class EmbeddingsSettings(BaseModel):
+    """The embedder past the default in-process MiniLM: an OpenAI-compatible /v1/embeddings service (TEI,
+    vLLM, Infinity, Ollama, llama.cpp, OpenAI), or MiniLM on a GPU."""
+
+    url: str | None = None  # e.g. http://tei:8080/v1; setting it makes the endpoint the embedder
+    model: str = ""  # the name the service serves; recorded with the library (the URL is not)
+    api_key: SecretStr | None = None  # never printed
+    # 32 texts a request: TEI's default --max-client-batch-size; raise it with the service's limit.
+    batch_size: int = Field(default=32, ge=1)
+    concurrency: int = Field(default=4, ge=1)  # requests in flight at once
+    retries: int = Field(default=5, ge=0)  # per request, with exponential backoff (0.5 s doubling, at most 8 s)
+    timeout: float = 60.0
+    dimensions: int | None = None  # ask the service for shorter vectors (OpenAI text-embedding-3 models)
+    device: Literal["auto", "cpu", "cuda"] = "auto"  # in-process MiniLM: CUDA when onnxruntime-gpu sees a GPU
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PAPERCHAT_", env_nested_delimiter="__", extra="ignore")
 
@@ -62,7 +78,8 @@ class Settings(BaseSettings):
     chroma_url: str | None = None
     llm: Literal["extractive", "openai"] = "extractive"
     model: str = "gpt-4o-mini"
-    embedder: Literal["minilm", "fake"] = "minilm"
+    embedder: Literal["minilm", "endpoint", "fake"] = "minilm"
+    embeddings: EmbeddingsSettings = EmbeddingsSettings()
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "PAPERCHAT_OPENAI_API_KEY")
     )
@@ -94,6 +111,13 @@ class Settings(BaseSettings):
         if problem := library_name_problem(v):
             raise ValueError(problem)
         return v
+
+    @model_validator(mode="after")
+    def _endpoint_when_url(self):
+        # PAPERCHAT_EMBEDDINGS__URL alone is enough; an explicit PAPERCHAT_EMBEDDER still wins.
+        if self.embeddings.url and "embedder" not in self.model_fields_set:
+            self.embedder = "endpoint"
+        return self
 
     @property
     def library_dir(self) -> Path:

@@ -139,7 +139,7 @@ def test_search_returns_one_hit_per_paper(fake_library):
 
 def test_chunks_fit_the_embedders_window_and_carry_metadata():
     from rag.chunking import chunk_paper
-    from rag.embeddings import get_embedder
+    from rag.embedders import get_embedder
     from rag.loaders import load_file
 
     emb = get_embedder("minilm")

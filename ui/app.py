@@ -173,6 +173,7 @@ class PaperchatUI:
         try:
             n = len(self.library)
             lib = f"library <b>{h(self.library.name)}</b>: {n} paper{'s' if n != 1 else ''}"
+            lib += f' <span class="pc-muted">(embedder {h(self.library.embedder_runs_on)})</span>'
         except Exception as exc:  # noqa: BLE001 - the status line must render even if the store is down
             lib = f"library unavailable: {h(_error_text(exc))}"
         return (f'<div class="pc-status"><span class="pc-dot"></span><span>Answerer: '

