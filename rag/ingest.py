@@ -203,16 +203,14 @@ class Ingestor:
 
     def write_batch(self, batch: list[Paper], report: IngestReport, gen_dirty: str, dirty: bool,
                     source_id: str = "", source_path: str = "") -> bool:
-        """Write one batch of one source now (counting it into `report`); True if it wrote anything. Stamps
-        the generation `gen_dirty` before the first write unless `dirty` says it already is."""
+        """Plan and write one batch of one source now (see plan and commit); True if it wrote anything."""
         plan = self.plan(batch, report, {}, source_id, source_path)
         return self.commit(plan, gen_dirty, dirty) if plan is not None else False
 
     def plan(self, batch: list[Paper], report: IngestReport, pending: dict[str, dict], source_id: str = "",
              source_path: str = "") -> Plan | None:
-        """What a batch of one source changes (counted into `report`), judged against the catalogue as it
-        will be once the batch planned before it (`pending`, rag.overlap.Plan.pending) is written; None if
-        nothing. Writes nothing."""
+        """What a batch of one source changes (counted into `report`; None if nothing; writes nothing), judged
+        against the catalogue as it will be once the batch before it (`pending`: Plan.pending) is written."""
         cat = self.catalogue.entries
         todo: dict[str, Paper] = {}
         moved: list[Paper] = []
@@ -252,8 +250,7 @@ class Ingestor:
         return chunks, n_chunks, embed_with_cache(self.embedder, [c.text for c in chunks], self.cache)
 
     def commit(self, plan: Plan, gen_dirty: str, dirty: bool) -> bool:
-        """Write a planned batch: co-owners joining, then chunks, then records. Stamps `gen_dirty` first
-        unless `dirty`. True if it wrote anything."""
+        """Write a planned batch (co-owners, chunks, records), stamping `gen_dirty` first unless `dirty`."""
         source_id, source_path = plan.source_id, plan.source_path
         cat = self.catalogue.entries
         try:
@@ -269,8 +266,7 @@ class Ingestor:
                 dirty = True
             self.update_metas(joined)
             cat = self.catalogue.entries
-        todo = {p.paper_id: p for p in plan.papers}
-        papers, moved = plan.papers, plan.moved
+        papers, moved, todo = plan.papers, plan.moved, {p.paper_id: p for p in plan.papers}
         if not todo and not moved:
             return bool(joined)
         if not dirty:

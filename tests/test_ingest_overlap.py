@@ -20,7 +20,7 @@ def corpus(path, n: int, repeat_at: int | None = None):
     rows = [{"id": f"p{i}", "title": f"Paper {i} on topic {i % 17}",
              "abstract": f"We study problem {i} with method {i % 7}. Results improve benchmark {i % 11} a lot."}
             for i in range(n)]
-    if repeat_at is not None:  # the same paper again, a batch later: unchanged the second time
+    if repeat_at is not None:  # the same paper again, a batch later: kept once, reported as repeated
         rows.insert(repeat_at, dict(rows[3]))
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     return path
@@ -46,7 +46,7 @@ def test_overlapped_ingest_counts_and_stores_exactly_what_sequential_ingest_does
         lib = Library(make_settings(tmp_path / f"home-{overlap}", embedder="fake"))
         lib.ingestor.overlap = overlap
         r = lib.ingest([f], progress=False)
-        got[overlap] = (r.added, r.updated, r.unchanged, len(lib), lib.collections.chunks.count(),
+        got[overlap] = (r.added, r.updated, r.duplicates, len(lib), lib.collections.chunks.count(),
                         sorted((pid, m["hash"], m["position"], m["n_chunks"]) for pid, m in lib.catalogue.items()))
     assert got[True] == got[False]
     assert got[True][:4] == (2 * BATCH + 40, 0, 0 if repeat_at is None else 1, 2 * BATCH + 40)
