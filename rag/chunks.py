@@ -1,13 +1,13 @@
-"""Chunk reads: the nearest chunks to a query vector (filtered or not), and chunk texts by id."""
+"""Chunk reads: the nearest chunks to a query vector (filtered or not), chunk texts by id, and stored chunk vectors."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from .catalogue import Catalogue
-from .collections import Collections
+from .collections import Collections, in_pages, paged
 
 
 class ChunkIndex:
@@ -85,3 +85,16 @@ class ChunkIndex:
             self.store.repair_after(exc)
             got = self.cols.chunks.get(ids=list(dict.fromkeys(ids)), include=["documents"])
         return dict(zip(got["ids"], got["documents"]))
+
+    def vectors(self, paper_ids: list[str] | None = None) -> Iterator[tuple[list[str], np.ndarray]]:
+        """(chunk ids, their stored vectors) a page at a time: of the given papers' chunks, or of every chunk
+        in the store (the map averages them per paper; nothing is embedded again)."""
+        if paper_ids is None:
+            for got in paged(self.cols.chunks, ["embeddings"]):
+                yield list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
+            return
+        entries = self.catalogue.entries
+        ids = [f"{p}#{i}" for p in paper_ids if p in entries for i in range(int(entries[p].get("n_chunks", 0)))]
+        for part in in_pages(ids):
+            got = self.cols.chunks.get(ids=list(part), include=["embeddings"])
+            yield list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)

@@ -73,6 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=7860)
     p.add_argument("--seed", action="store_true", help="index the bundled seeds/ first if the library is empty")
 
+    p = sub.add_parser("map", help="a map of the library: every paper placed by its vector, topics labelled")
+    p.add_argument("--out", type=Path, metavar="FILE", help="write a self-contained HTML page (opens offline)")
+    p.add_argument("--json", action="store_true", help="each paper's coordinates and topic")
+    p.add_argument("--refit", action="store_true", help="compute the layout afresh instead of updating it")
+
     p = sub.add_parser("eval", help="measure retrieval quality")
     esub = p.add_subparsers(dest="what", required=True)
     e = esub.add_parser("retrieval", help="nDCG@10, Recall@100, MRR@10 on a BEIR-format folder")
@@ -240,6 +245,12 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def cmd_map(args) -> int:
+    from .maps.cli import run_map
+
+    return run_map(_library(args), args.out, args.json, args.refit)
+
+
 def cmd_eval(args) -> int:
     from .evaluation import evaluate_beir
 
@@ -254,7 +265,7 @@ def cmd_eval(args) -> int:
 
 COMMANDS = {"ingest": cmd_ingest, "papers": cmd_papers, "stats": cmd_stats, "search": cmd_search, "ask": cmd_ask,
             "summarise": cmd_summarise, "summarize": cmd_summarise, "cite": cmd_cite, "serve": cmd_serve,
-            "eval": cmd_eval}
+            "eval": cmd_eval, "map": cmd_map}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -70,6 +70,18 @@ class EmbeddingsSettings(BaseModel):
     device: Literal["auto", "cpu", "cuda"] = "auto"  # in-process MiniLM: CUDA when onnxruntime-gpu sees a GPU
 
 
+class MapSettings(BaseModel):
+    # UMAP on cosine distance; 15 neighbours and a small min_dist keep topics compact but separate.
+    n_neighbors: int = 15
+    min_dist: float = 0.05
+    seed: int = 42  # a fixed seed: the same library draws the same map (UMAP then runs on one thread)
+    # Papers added (or removed) since the layout was fitted, as a share of the papers it was fitted on,
+    # past which the layout is recomputed (in the background in the UI): placing by neighbours keeps
+    # old papers still, so the new ones cannot open up regions of their own.
+    refit_share: float = 0.2
+    max_topics: int = 36  # labelled regions at most (about n ** 0.4: 6 for 76 papers, 31 for 5k)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PAPERCHAT_", env_nested_delimiter="__", extra="ignore")
 
@@ -92,6 +104,7 @@ class Settings(BaseSettings):
     chunk: ChunkSettings = ChunkSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     ask: AskSettings = AskSettings()
+    map: MapSettings = MapSettings()
     # UI
     auth_user: str | None = None
     auth_password: SecretStr | None = None

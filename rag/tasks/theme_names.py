@@ -117,18 +117,23 @@ def name_themes(groups: list[list[Paper]], background: list[Paper], topic: str, 
     n_docs = len(docs)
     df = Counter(t for c in doc_terms.values() for t in c)
     topic_words = {w for t, _ in _terms(topic) for w in t.split()}
+    # Per group, how many of its papers hold each term; a term's share among the other groups' papers
+    # is then a subtraction, not a scan of them (a map names 36 regions of 40 papers each).
+    group_df = [Counter(t for p in g for t in doc_terms[p.paper_id]) for g in groups]
+    all_df = sum(group_df, Counter())
+    n_all = sum(len(g) for g in groups)
     out = []
     for gi, g in enumerate(groups):
         ids = [p.paper_id for p in g]
-        others = [p.paper_id for gj, h in enumerate(groups) if gj != gi for p in h]
-        in_group = Counter(t for pid in ids for t in doc_terms[pid])
+        n_others = n_all - len(ids)
+        in_group = group_df[gi]
         scores: dict[str, float] = {}
         for need in ((2, 1) if len(g) > 1 else (1,)):
             for t, dfc in in_group.items():
                 if dfc < need or set(t.split()) <= topic_words:
                     continue
                 p_in = dfc / len(ids)
-                p_out = sum(1 for pid in others if t in doc_terms[pid]) / max(1, len(others))
+                p_out = (all_df[t] - dfc) / max(1, n_others)
                 tf = sum(doc_terms[pid][t] for pid in ids)
                 idf = math.log((1 + n_docs) / (1 + df[t])) + 1.0
                 sc = (p_in - p_out) * idf * (1.0 + 0.15 * math.log(tf)) * (1.3 if " " in t else 1.0)

@@ -1,0 +1,1 @@
+"""The map of a library: every paper placed by its vector, topic regions named (see build.py)."""
