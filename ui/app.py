@@ -42,6 +42,7 @@ from rag.tasks.cite import cite  # noqa: E402
 from rag.tasks.summarise import summarise  # noqa: E402
 
 from . import render  # noqa: E402
+from .maptab import MapTab, cited_ids, show_on_map_link  # noqa: E402
 from .render import h, md  # noqa: E402
 
 log = logging.getLogger("paperchat.ui")
@@ -156,6 +157,7 @@ class PaperchatUI:
         (self.export_root / "sessions").mkdir()
         gr.set_static_paths([self.export_root / "sessions"])
         atexit.register(self.cleanup)
+        self.maptab = MapTab(self.library, settings, self.export_root)
 
     def cleanup(self) -> None:
         """Remove every file this server wrote (staged uploads, exports): on shutdown and at exit."""
@@ -345,7 +347,8 @@ class PaperchatUI:
             yield skip, chat, render.stack_panels(panel, earlier[1:] if turns else []), state, skip, skip
             return
 
-        chat[-1] = {"role": "assistant", "content": rendered.chat}
+        link = show_on_map_link(cited_ids(rendered))
+        chat[-1] = {"role": "assistant", "content": rendered.chat + (f"\n\n{link}" if link else "")}
         label = f"{h(mode)}: {h(message if len(message) <= 80 else message[:77] + '…')}"
         turns.append({"label": label, "panel": rendered.panel, "mode": mode})
         if mode == ASK:
@@ -454,6 +457,9 @@ class PaperchatUI:
                                 column_widths=["46%", "8%", "7%", "26%", "5%", "8%"],
                             )
 
+                with gr.Tab("Map", id="map") as map_tab:
+                    self.maptab.build(map_tab)
+
             # -- events -------------------------------------------------------------
             chat_io = dict(inputs=[box, chatbot, mode, venue, year_from, year_to, state],
                            outputs=[box, chatbot, sources, state, dl_md, dl_bib])
@@ -537,12 +543,13 @@ def launch_options(settings: Settings, demo: gr.Blocks, host: str = "127.0.0.1",
     ui: PaperchatUI = demo.paperchat_ui  # type: ignore[attr-defined]
     opts: dict[str, Any] = dict(
         server_name=host, server_port=port, max_file_size=f"{settings.max_upload_mb}mb",
-        css_paths=[HERE / "app.css"], js=(HERE / "app.js").read_text(encoding="utf-8"),
+        css_paths=[HERE / "app.css", HERE / "map.css"],
+        js="() => {\n(" + (HERE / "app.js").read_text(encoding="utf-8") + ")();\n" + MapTab.js() + "\n}",
         theme=gr.themes.Default(primary_hue="indigo", neutral_hue="slate",
                                 font=["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto",
                                       "Helvetica Neue", "Arial", "sans-serif"],
                                 font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "monospace"]),
-        allowed_paths=[str(ui.export_root / "sessions")], show_error=True, ssr_mode=False,
+        allowed_paths=[str(ui.export_root / "sessions"), *ui.maptab.allowed_paths()], show_error=True, ssr_mode=False,
         footer_links=["api"], app_kwargs={"lifespan": _cleanup_on_shutdown(ui)},
     )
     if settings.auth_user and settings.auth_password:
