@@ -1,0 +1,203 @@
+"""The library map, measured: layout time and peak memory at SciFact (5,183) and paperlists (87,691),
+UMAP's numba warm-up, whether the layout is meaningful (against PCA), how well later papers are placed,
+and how fast the page becomes interactive with 87k points in headless Chromium.
+
+    .venv/bin/python bench/map_layout.py                 # all of it (vectors from bench/map_vectors.py)
+    .venv/bin/python bench/map_layout.py --only quality  # one part: warmup | layout | quality | browser
+
+Each layout runs in a child process of its own, so its peak RSS is that of the layout alone (plus the
+vectors it was given). Vectors: see bench/map_vectors.py (which texts were embedded, and why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA, ROOT, print_header, write_results  # noqa: E402
+from map_vectors import path_of, vectors  # noqa: E402
+
+K = 10
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child_layout(corpus: str, kind: str, method: str) -> dict:
+    """In a child: warm UMAP up on 200 random points, then lay the corpus out, group and name its regions."""
+    from rag.maps import layout, regions
+    from rag.records import Paper
+
+    recs, v = vectors(corpus, kind, quiet=True)
+    before = _peak_mb()
+    out: dict = {"corpus": corpus, "vectors": kind, "method": method, "papers": len(v)}
+    if method == "umap":
+        t0 = time.perf_counter()
+        layout.umap_2d(np.random.default_rng(0).normal(size=(200, v.shape[1])).astype(np.float32))
+        out["warmup_s"] = round(time.perf_counter() - t0, 1)
+    t0 = time.perf_counter()
+    xy = layout.umap_2d(v) if method == "umap" else layout.pca_2d(v)
+    out["layout_s"] = round(time.perf_counter() - t0, 1)
+    t0 = time.perf_counter()
+    k = regions.n_regions(len(v), 36)
+    labels = regions.group(xy, k)
+    k = int(labels.max()) + 1
+    picks, centroids = regions.typical(v, labels, k)
+    groups = [[Paper(paper_id=recs[i]["id"], title=recs[i]["title"], abstract=recs[i]["abstract"]) for i in g]
+              for g in picks]
+    from rag.embeddings import get_embedder
+
+    emb = get_embedder("minilm" if kind.startswith("minilm") else "fake")
+    names = regions.name(groups, centroids, lambda texts: emb.embed_array(texts))
+    out["regions_and_names_s"] = round(time.perf_counter() - t0, 1)
+    out["topics"] = len(names)
+    out["example_names"] = [n for n, _ in names[:8]]
+    out["peak_rss_mb"] = round(_peak_mb(), 0)
+    out["peak_rss_over_vectors_mb"] = round(_peak_mb() - before, 0)
+    np.save(path_of(corpus, kind).with_suffix(f".{method}.xy.npy"), xy)
+    (path_of(corpus, kind).with_suffix(f".{method}.labels.json")).write_text(
+        json.dumps({"labels": labels.tolist(), "topics": [n for n, _ in names]}))
+    return out
+
+
+def run_child(*args: str) -> dict:
+    got = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True)
+    if got.returncode != 0:
+        raise SystemExit(f"child {args} failed:\n{got.stderr[-3000:]}")
+    return json.loads(got.stdout.strip().splitlines()[-1])
+
+
+def quality(corpus: str, kind: str) -> dict:
+    """Neighbour share (k=10) and trustworthiness of UMAP vs PCA, and of papers placed after a fit."""
+    from sklearn.manifold import trustworthiness
+
+    from rag.maps import layout
+    from rag.maps.quality import neighbour_share
+
+    _, v = vectors(corpus, kind, quiet=True)
+    umap_xy = np.load(path_of(corpus, kind).with_suffix(".umap.xy.npy"))
+    pca_xy = layout.pca_2d(v)
+    sample = None if len(v) <= 10_000 else 2000
+    out = {"corpus": corpus, "vectors": kind, "k": K, "rows_checked": sample or len(v),
+           "random_share": round(K / (len(v) - 1), 4),
+           "umap_share": round(neighbour_share(v, umap_xy, K, sample), 3),
+           "pca_share": round(neighbour_share(v, pca_xy, K, sample), 3)}
+    if len(v) <= 10_000:
+        out["umap_trustworthiness"] = round(float(trustworthiness(v, umap_xy, n_neighbors=K, metric="cosine")), 3)
+        out["pca_trustworthiness"] = round(float(trustworthiness(v, pca_xy, n_neighbors=K, metric="cosine")), 3)
+        # Papers added later: fit on 80 %, place the other 20 % by their neighbours, compare with a full fit.
+        rng = np.random.default_rng(1)
+        late = np.zeros(len(v), dtype=bool)
+        late[rng.choice(len(v), len(v) // 5, replace=False)] = True
+        early_xy = layout.umap_2d(v[~late])
+        xy = np.zeros((len(v), 2), dtype=np.float32)
+        xy[~late] = early_xy
+        xy[late] = layout.place(v[late], v[~late], early_xy)
+        rows = np.flatnonzero(late)
+        from rag.maps.quality import map_neighbours, vector_neighbours
+
+        a, b = vector_neighbours(v, K, rows), map_neighbours(xy, K, rows)
+        c = map_neighbours(umap_xy, K, rows)
+        out["placed_share"] = round(float(np.mean([len(set(x) & set(y)) / K for x, y in zip(a, b)])), 3)
+        out["same_papers_full_fit_share"] = round(float(np.mean([len(set(x) & set(y)) / K for x, y in zip(a, c)])), 3)
+    return out
+
+
+def browser(n_expected: int) -> dict:
+    """Time until the 87k-point page is interactive in headless Chromium, and a zoom and a filter on it."""
+    from playwright.sync_api import sync_playwright
+
+    from rag.maps.page import standalone_html
+    from rag.maps.records import LibraryMap, Topic
+
+    recs, v = vectors("paperlists", "fake", quiet=True)
+    xy = np.load(path_of("paperlists", "fake").with_suffix(".umap.xy.npy"))
+    meta = json.loads(path_of("paperlists", "fake").with_suffix(".umap.labels.json").read_text())
+    labels = np.array(meta["labels"], dtype=np.int32)
+    topics = [Topic(id=i, name=nm, x=float(xy[labels == i, 0].mean()), y=float(xy[labels == i, 1].mean()),
+                    size=int((labels == i).sum())) for i, nm in enumerate(meta["topics"])]
+    m = LibraryMap(library="paperlists", generation="bench", method="umap", ids=[r["id"] for r in recs], xy=xy,
+                   region=labels, placed=np.zeros(len(recs), dtype=bool), topics=topics, fitted_papers=len(recs))
+    catalogue = {r["id"]: {"title": r["title"], "venue": r["venue"], "year": r["year"]} for r in recs}
+    page = Path("/tmp") / "paperchat-map-87k.html"
+    page.write_text(standalone_html(m, catalogue), encoding="utf-8")
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run"]
+    out = {"papers": len(recs), "page_mb": round(page.stat().st_size / 1e6, 1), "runs": []}
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=args)
+        for _ in range(3):
+            pg = b.new_page(viewport={"width": 1400, "height": 900})
+            t0 = time.perf_counter()
+            pg.goto(page.as_uri(), timeout=300_000)
+            pg.wait_for_function("window.paperMapReady", timeout=300_000, polling=50)
+            ready = time.perf_counter() - t0
+            assert pg.evaluate("document.querySelector('.pcm-plot').data[0].x.length") == n_expected
+            zoom = pg.evaluate("""async () => { const gd = document.querySelector('.pcm-plot'), t = performance.now();
+                await Plotly.relayout(gd, {'xaxis.range': [gd._fullLayout.xaxis.range[0] / 2, gd._fullLayout.xaxis.range[1] / 2]});
+                return performance.now() - t; }""")
+            filt = pg.evaluate("""() => { const s = document.querySelector('.pcm-venue'), t = performance.now();
+                s.selectedIndex = 1; s.dispatchEvent(new Event('change')); return performance.now() - t; }""")
+            out["runs"].append({"interactive_s": round(ready, 2), "zoom_ms": round(zoom), "venue_filter_ms": round(filt)})
+            pg.close()
+        b.close()
+    out["interactive_s_median"] = sorted(r["interactive_s"] for r in out["runs"])[1]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=["layout", "quality", "browser"])
+    ap.add_argument("--child", nargs=3, metavar=("CORPUS", "KIND", "METHOD"))
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child_layout(*args.child)))
+        return
+    if not (DATA / "scifact").exists():
+        print(f"skipped: {DATA / 'scifact'} is missing (the map benchmarks read ../shared/data)")
+        return
+    m = print_header("library map: layout time and memory, meaningfulness, 87k points in a browser")
+    started = time.time()
+    figures: dict = {}
+    if args.only in (None, "layout"):
+        figures["layout"] = []
+        for corpus, kind in (("scifact", "minilm-t64"), ("paperlists", "fake")):
+            for method in ("umap", "pca"):
+                r = run_child(corpus, kind, method)
+                figures["layout"].append(r)
+                print(f"{corpus:10} {kind:10} {method:4}: {r['papers']:6,} papers, layout {r['layout_s']:6.1f} s"
+                      + (f" (+ numba warm-up {r['warmup_s']} s)" if "warmup_s" in r else "")
+                      + f", regions and names {r['regions_and_names_s']} s, peak RSS {r['peak_rss_mb']:.0f} MB"
+                      + f" ({r['peak_rss_over_vectors_mb']:.0f} MB over the vectors)")
+    if args.only in (None, "quality"):
+        figures["quality"] = []
+        for corpus, kind in (("scifact", "minilm-t64"), ("paperlists", "fake")):
+            q = quality(corpus, kind)
+            figures["quality"].append(q)
+            print(f"{corpus:10} {kind:10}: share of the {K} nearest by vector among the {K} nearest on the map: "
+                  f"UMAP {q['umap_share']:.3f} vs PCA {q['pca_share']:.3f} (random {q['random_share']:.4f}; "
+                  f"{q['rows_checked']} papers checked)"
+                  + (f"; trustworthiness UMAP {q['umap_trustworthiness']} vs PCA {q['pca_trustworthiness']}; "
+                     f"papers placed after a fit on the other 80 %: {q['placed_share']} "
+                     f"(the same papers in the full fit: {q['same_papers_full_fit_share']})"
+                     if "umap_trustworthiness" in q else ""))
+    if args.only in (None, "browser"):
+        b = browser(len(vectors("paperlists", "fake", quiet=True)[0]))
+        figures["browser"] = b
+        print(f"browser: {b['papers']:,} points ({b['page_mb']} MB page): interactive after "
+              f"{b['interactive_s_median']} s (median of 3; runs {b['runs']})")
+    write_results("map_layout" + (f"_{args.only}" if args.only else ""), figures, m, started)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
