@@ -83,7 +83,7 @@ class MapTab:
         from rag.maps.build import refitting
 
         self.library.refresh()
-        gen = self.library._generation  # noqa: SLF001 - the generation the map is keyed on
+        gen = self.library.records.generation  # the generation the map is keyed on
         with self._lock:
             if self._ready and self._ready[0] == gen and (not self._ready[2] or refitting(self.library)):
                 return True
