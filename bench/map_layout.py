@@ -157,6 +157,7 @@ def browser(n_expected: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=["layout", "quality", "browser"])
+    ap.add_argument("--corpus", choices=["scifact", "paperlists"], help="one corpus only (layout, quality)")
     ap.add_argument("--child", nargs=3, metavar=("CORPUS", "KIND", "METHOD"))
     args = ap.parse_args()
     if args.child:
@@ -168,9 +169,10 @@ def main() -> None:
     m = print_header("library map: layout time and memory, meaningfulness, 87k points in a browser")
     started = time.time()
     figures: dict = {}
+    corpora = [(c, k) for c, k in (("scifact", "minilm-t64"), ("paperlists", "fake")) if args.corpus in (None, c)]
     if args.only in (None, "layout"):
         figures["layout"] = []
-        for corpus, kind in (("scifact", "minilm-t64"), ("paperlists", "fake")):
+        for corpus, kind in corpora:
             for method in ("umap", "pca"):
                 r = run_child(corpus, kind, method)
                 figures["layout"].append(r)
@@ -180,7 +182,7 @@ def main() -> None:
                       + f" ({r['peak_rss_over_vectors_mb']:.0f} MB over the vectors)")
     if args.only in (None, "quality"):
         figures["quality"] = []
-        for corpus, kind in (("scifact", "minilm-t64"), ("paperlists", "fake")):
+        for corpus, kind in corpora:
             q = quality(corpus, kind)
             figures["quality"].append(q)
             print(f"{corpus:10} {kind:10}: share of the {K} nearest by vector among the {K} nearest on the map: "
@@ -195,7 +197,7 @@ def main() -> None:
         figures["browser"] = b
         print(f"browser: {b['papers']:,} points ({b['page_mb']} MB page): interactive after "
               f"{b['interactive_s_median']} s (median of 3; runs {b['runs']})")
-    write_results("map_layout" + (f"_{args.only}" if args.only else ""), figures, m, started)
+    write_results("map_layout" + "".join(f"_{x}" for x in (args.only, args.corpus) if x), figures, m, started)
 
 
 if __name__ == "__main__":

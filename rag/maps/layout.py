@@ -69,8 +69,8 @@ def fit(vectors: np.ndarray, n_neighbors: int = 15, min_dist: float = 0.05, seed
 
 
 def place(new: np.ndarray, vectors: np.ndarray, coords: np.ndarray, k: int = PLACE_NEIGHBOURS) -> np.ndarray:
-    """Positions for `new` vectors among laid-out ones: the weighted mean of their k nearest neighbours'
-    positions, weights growing with how much nearer a neighbour is than the k-th (the nearest count most)."""
+    """Positions for `new` vectors among laid-out ones: the mean of their k nearest neighbours' positions,
+    weighted by inverse squared cosine distance (the nearest count most)."""
     if len(new) == 0:
         return np.zeros((0, 2), dtype=np.float32)
     if len(vectors) == 0:
@@ -83,8 +83,7 @@ def place(new: np.ndarray, vectors: np.ndarray, coords: np.ndarray, k: int = PLA
         sims = q[s : s + _BLOCK] @ base.T
         top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
         ts = np.take_along_axis(sims, top, axis=1)
-        w = ts - ts.min(axis=1, keepdims=True) + 1e-3
-        w = w ** 2
+        w = 1.0 / (1.0 - ts + 0.01) ** 2  # inverse-square distance (Shepard): a near twin takes its twin's spot
         w /= w.sum(axis=1, keepdims=True)
         out[s : s + _BLOCK] = np.einsum("ij,ijk->ik", w, coords[top])
     return out
