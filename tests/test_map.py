@@ -217,3 +217,26 @@ def test_build_module_is_not_imported_by_search():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert build.__name__  # (the module itself imports neither)
+
+
+def test_map_tab_says_why_there_is_no_map_then_draws_one(fake_library, fake_settings, tmp_path):
+    from ui.maptab import MapTab
+
+    tab = MapTab(fake_library, fake_settings, tmp_path)
+    html, _ = tab.view()
+    assert "is empty" in html and "pc-map\"" not in html
+    fake_library.ingest([SEEDS], progress=False)
+    import time
+
+    deadline = time.monotonic() + 900  # computed in a background thread (UMAP compiles first); the tab polls
+    html, timer = tab.view()
+    while 'id="pc-map"' not in html and time.monotonic() < deadline:
+        assert "is empty" not in html and timer.active, html  # says it is computing, and keeps polling
+        html, timer = tab.view()
+    src = re.search(r'data-src="/gradio_api/file=([^"]+)"', html).group(1)
+    data = json.loads(Path(src).read_text(encoding="utf-8"))
+    assert sorted(data["ids"]) == sorted(fake_library.catalogue) and len(data["topics"]) >= 3
+    assert Path(re.search(r'data-plotly="/gradio_api/file=([^"]+)"', html).group(1)).name == "plotly.min.js"
+    assert all(Path(p).exists() for p in tab.allowed_paths())
+    pid = data["ids"][0]
+    assert fake_library.catalogue[pid]["title"][:20] in tab.card(pid).replace("&#x27;", "'")

@@ -99,9 +99,10 @@ class MapTab:
 
         if not self._current() and self._worker is not None:
             self._worker.join(timeout=1.5)  # small libraries are done by now: no flash of "computing"
-        if self._message and self._ready is None:
+        running = self._worker is not None and self._worker.is_alive()
+        if self._message and self._ready is None and not running:
             return empty_panel(self._message), gr.Timer(active=False)
-        if self._error:
+        if self._error and not running:
             return empty_panel(self._error), gr.Timer(active=False)
         if self._ready is None:
             n = len(self.library.catalogue)
