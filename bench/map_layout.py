@@ -55,7 +55,7 @@ def child_layout(corpus: str, kind: str, method: str) -> dict:
     picks, centroids = regions.typical(v, labels, k)
     groups = [[Paper(paper_id=recs[i]["id"], title=recs[i]["title"], abstract=recs[i]["abstract"]) for i in g]
               for g in picks]
-    from rag.embeddings import get_embedder
+    from rag.embedders import get_embedder
 
     emb = get_embedder("minilm" if kind.startswith("minilm") else "fake")
     names = regions.name(groups, centroids, lambda texts: emb.embed_array(texts))

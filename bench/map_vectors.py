@@ -66,7 +66,7 @@ def vectors(corpus: str, kind: str, quiet: bool = False) -> tuple[list[dict], np
         v = np.load(path)
         if len(v) == len(recs):
             return recs, v
-    from rag.embeddings import get_embedder
+    from rag.embedders import get_embedder
 
     emb = get_embedder("minilm" if kind.startswith("minilm") else "fake")
     texts = [text_of(r, kind) for r in recs]

@@ -36,7 +36,7 @@ class TooFewPapers(Exception):
 
 def _params(library, s) -> dict:
     return {"n_neighbors": s.n_neighbors, "min_dist": s.min_dist, "seed": s.seed, "max_topics": s.max_topics,
-            "embedder": getattr(library.embedder, "model_id", type(library.embedder).__name__)}
+            "embedder": f"{library.identity.model}/{library.identity.dimension}"}
 
 
 def _check_size(library, n: int) -> None:

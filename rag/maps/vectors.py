@@ -30,5 +30,5 @@ def paper_vectors(library, paper_ids: list[str] | None = None) -> tuple[list[str
                 counts[pid] = 1
     ids = [p for p in want if p in sums]
     if not ids:
-        return [], np.zeros((0, getattr(library.embedder, "dimension", 384)), dtype=np.float32)
+        return [], np.zeros((0, library.identity.dimension or 384), dtype=np.float32)
     return ids, unit_rows(np.stack([sums[p] / counts[p] for p in ids]))
