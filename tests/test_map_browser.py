@@ -5,27 +5,14 @@ papers lit on the map."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
-from test_browser import ARGS, CHROMIUM, QUESTION
+from test_browser import QUESTION, app_url, browser  # noqa: F401 - the same served app and Chromium fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*")]
 
 DIM = "rgba(170,170,170,0.18)"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -97,18 +84,6 @@ def test_standalone_page_of_the_seeds(browser, seeds_library, seeds_map, tmp_pat
     assert not errors, errors
     assert not remote, remote  # opens offline: nothing fetched from any server
     page.close()
-
-
-@pytest.fixture(scope="module")
-def app_url(seeds_library, seeds_settings):
-    from ui.app import serve
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    demo = serve(seeds_settings, port=port, library=seeds_library, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
 
 
 def test_map_tab_lights_the_answer_and_opens_cards(browser, app_url, seeds_library, tmp_path):
