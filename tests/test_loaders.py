@@ -186,12 +186,11 @@ def test_paperlists_loads_with_metadata_and_streams():
     if not path.exists():
         pytest.skip("shared data not present")
     tracemalloc.start()
-    t = time.perf_counter()
     papers = list(itertools.islice(load_file(path), 2000))
-    elapsed = time.perf_counter() - t
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert elapsed < 5 and peak < 30e6  # the 128 MB file is not read whole
+    # The 128 MB file is not read whole: memory shows it; a wall-clock bound failed on a loaded machine.
+    assert peak < 30e6
     p = papers[0]
     assert isinstance(p, Paper) and p.position == 1
     assert p.paper_id == "3dv2025:05T81ScPFb"
