@@ -32,11 +32,16 @@ class Paper(BaseModel):
     url: str = ""
     source: str = ""
     position: int = 0
+    keywords: list[str] = Field(default_factory=list)  # the record's own keywords / tags (RIS KW, CSL, Zotero)
+    collections: list[str] = Field(default_factory=list)  # Zotero collections holding it ("Parent / Child")
 
     @property
     def content_hash(self) -> str:
         # Changes when anything a user sees changes, so an edited record replaces its old version.
         meta = "|".join([self.title, ";".join(self.authors), str(self.year or ""), self.venue, self.url])
+        # Keywords and collections only when present, so records without them keep the hash they had.
+        if self.keywords or self.collections:
+            meta += "|" + ";".join(self.keywords) + "|" + ";".join(self.collections)
         return text_hash(self.abstract + "\x1f" + meta)
 
     def catalogue_entry(self) -> dict:
@@ -50,6 +55,8 @@ class Paper(BaseModel):
             "url": self.url,
             "source": self.source,
             "position": self.position,
+            "keywords": self.keywords,
+            "collections": self.collections,
         }
 
 

@@ -445,7 +445,7 @@ def test_corrupt_gzip(tmp_path):
 
 
 # --- never raises ------------------------------------------------------------------------------------------
-SUFFIXES = st.sampled_from([".jsonl", ".json", ".csv", ".tsv", ".txt", ".bib", ".dat", ".jsonl.gz"])
+SUFFIXES = st.sampled_from([".jsonl", ".json", ".csv", ".tsv", ".txt", ".bib", ".ris", ".dat", ".jsonl.gz"])
 _counter = itertools.count()
 
 
@@ -486,5 +486,5 @@ def test_random_json_lines_never_raise(tmp_path, suffix, lines):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=600))
 def test_random_text_in_every_format_never_raises(tmp_path, text):
-    for suffix in (".txt", ".csv", ".bib", ".json"):
+    for suffix in (".txt", ".csv", ".bib", ".json", ".ris"):
         _check_never_raises(tmp_path, suffix, text.encode("utf-8", "surrogatepass"))

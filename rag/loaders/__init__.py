@@ -12,14 +12,14 @@ from pathlib import Path
 
 from ..errors import FieldsError, LoadError
 from ..records import Paper, Rejection
-from . import bibtex, csv_, jsonl, seeds
+from . import bibtex, csv_, jsonl, ris, seeds, zotero
 from ._io import ReadProblem, read_head, text_problem
 from .mapping import check_fields
 
 __all__ = ["LoadError", "FieldsError", "discover", "load_file", "RECOGNISED"]
 
 # Extensions we read (each also as .gz). Anything else is tried by content only when named explicitly.
-RECOGNISED = (".txt", ".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".bib")
+RECOGNISED = (".txt", ".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".bib", ".ris")
 NOT_RECOGNISED = "skipped: not a recognised abstract list"
 NO_SUCH = "no such file or folder"
 
@@ -36,7 +36,8 @@ def discover(paths: list[Path]) -> tuple[list[Path], list[Rejection]]:
     """Expand files and folders (recursively, sorted) into the files we recognise. A path that does not
     exist, and every file in a folder that we do not recognise, becomes a Rejection. An explicitly named
     file with an unknown extension is kept (load_file sniffs its content). Hidden files and folders
-    (".git", ".DS_Store") inside a folder are passed over silently."""
+    (".git", ".DS_Store") inside a folder are passed over silently. A Zotero data folder (one holding
+    zotero.sqlite) stands for its database alone: its storage/ of PDFs and its backups are not lists."""
     files: list[Path] = []
     rejected: list[Rejection] = []
     seen: set[Path] = set()
@@ -48,7 +49,9 @@ def discover(paths: list[Path]) -> tuple[list[Path], list[Rejection]]:
             files.append(p)
 
     for path in map(Path, paths):
-        if path.is_dir():
+        if path.is_dir() and (db := zotero.database_in(path)):
+            add(db)
+        elif path.is_dir():
             for p in sorted(path.rglob("*")):
                 rel = p.relative_to(path).parts
                 if any(part.startswith(".") for part in rel) or not p.is_file():
@@ -72,8 +75,10 @@ def _sniff(head: str, suffix: str) -> str:
     first_line = body.split("\n", 1)[0].strip()
     if suffix in (".jsonl", ".ndjson", ".json"):
         return "array" if body.startswith("[") and not _one_line_value(first_line, body) else "lines"
-    if suffix in (".csv", ".tsv", ".bib", ".txt"):
+    if suffix in (".csv", ".tsv", ".bib", ".txt", ".ris"):
         return suffix[1:]
+    if ris.sniff(body):
+        return "ris"
     if body.startswith("["):
         return "array"
     if body.startswith("{"):
@@ -120,6 +125,9 @@ def _load(path: Path, fields: Mapping[str, str]) -> Iterator[Paper | Rejection]:
     if path.is_dir():
         yield whole("is a folder, not a file")
         return
+    if zotero.is_sqlite(path):  # binary, so before the text checks; a non-Zotero database is named as such
+        yield from zotero.load(path, source)
+        return
     try:
         head, complete = read_head(path)
     except ReadProblem as e:
@@ -133,7 +141,8 @@ def _load(path: Path, fields: Mapping[str, str]) -> Iterator[Paper | Rejection]:
         return
     kind = _sniff(head.decode("utf-8", errors="ignore"), _suffix(path))
     if not kind:
-        yield whole(f"{NOT_RECOGNISED[len('skipped: '):]} (expected a seed .txt list, .jsonl, .json, .csv, .tsv or .bib)")
+        yield whole(f"{NOT_RECOGNISED[len('skipped: '):]} (expected a seed .txt list, .jsonl, .json, .csv, .tsv, .bib, .ris "
+                    "or a zotero.sqlite)")
         return
     readers = {
         "txt": lambda: seeds.load(path, source),
@@ -142,6 +151,7 @@ def _load(path: Path, fields: Mapping[str, str]) -> Iterator[Paper | Rejection]:
         "csv": lambda: csv_.load(path, fields, source),
         "tsv": lambda: csv_.load(path, fields, source, tsv=True),
         "bib": lambda: bibtex.load(path, fields, source),
+        "ris": lambda: ris.load(path, source),
     }
     anything = False
     try:
@@ -165,9 +175,9 @@ def estimate_records(path: Path) -> int | None:
     from ._io import open_bytes
 
     suffix = _suffix(path)
-    if suffix not in {".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".bib"}:
+    if suffix not in {".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".bib", ".ris"}:
         return None
-    marker = {".txt": b"\n\n", ".bib": b"\n@"}.get(suffix, b"\n")
+    marker = {".txt": b"\n\n", ".bib": b"\n@", ".ris": b"\nER  -"}.get(suffix, b"\n")
     try:
         with open_bytes(path) as f:
             # A .bib starts as if after a line end, so "@article" on line 1 counts.

@@ -1,5 +1,5 @@
 """JSON Lines and JSON arrays of records (plain or gzip), including BEIR corpora, paperlists-style
-dumps and the arXiv metadata snapshot.
+dumps, the arXiv metadata snapshot and CSL-JSON (each record told apart by its content).
 
 Streaming: JSON Lines are read a line at a time; a JSON array is cut into its elements by a small
 scanner so that only one element is ever held in memory.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records import Paper, Rejection
-from . import arxiv
+from . import arxiv, csl
 from ._io import MAX_RECORD_BYTES, ReadProblem, iter_chunks, iter_lines
 from .mapping import missing_abstract, resolve, to_paper
 
@@ -77,6 +77,8 @@ def _record(obj: Any, cols_cache: dict, fields: Mapping[str, str], source: str, 
         return reject("json", f"not a JSON object (a {_json_type(obj)})")
     if not fields and arxiv.looks_like(obj):
         result = arxiv.to_paper(obj, source, position)
+    elif not fields and csl.looks_like(obj):
+        result = csl.to_paper(obj, source, position)
     else:
         keys = tuple(obj)
         cols = cols_cache.get(keys)

@@ -1,0 +1,111 @@
+"""CSL-JSON items (Zotero's, citation.js's and Crossref's export: `type`, `title`, `abstract`, `author`
+[{family, given}], `issued` {date-parts}, `container-title`, `DOI`, `URL`, `keyword`), read by the JSON
+readers: a record is taken as CSL-JSON by its content, as arXiv snapshot records are (rag.loaders.arxiv).
+
+Ids follow the other formats (DOI, an arXiv or OpenReview URL, else the abstract's hash), not the item's
+`id`: a citation key or a Zotero URI, which would make the same paper a second paper when the library is
+also exported as BibTeX or RIS.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..records import Paper
+from .common import abstract_too_long, clean_text, make_paper_id, parse_year, split_authors
+from .titles import derive_title
+
+_DATES = ("issued", "published-print", "published-online", "created")
+_VENUES = ("container-title", "collection-title", "event-title", "event")
+
+
+def looks_like(record: Mapping[str, Any]) -> bool:
+    """A CSL-JSON item: a string `type` and a field only CSL has (a date object, `container-title`, or
+    authors as name objects). A plain record with a `type` column is not taken for one."""
+    if not isinstance(record.get("type"), str):
+        return False
+    if isinstance(record.get("issued"), dict) or "container-title" in record:
+        return True
+    author = record.get("author")
+    return isinstance(author, list) and bool(author) and all(isinstance(a, dict) for a in author)
+
+
+def _first(value: Any) -> Any:
+    """Crossref's API gives titles and container titles as lists of one."""
+    if isinstance(value, list):
+        return next((v for v in value if isinstance(v, str) and v.strip()), "")
+    return value
+
+
+def _year(record: Mapping[str, Any]) -> int | None:
+    for key in _DATES:
+        d = record.get(key)
+        if isinstance(d, dict):
+            parts = d.get("date-parts")
+            if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+                year = parse_year(parts[0][0] if not isinstance(parts[0][0], str) else parts[0][0].strip())
+                if year:
+                    return year
+            for k in ("raw", "literal"):
+                if year := parse_year(d.get(k)):
+                    return year
+        elif d is not None and (year := parse_year(d)):
+            return year
+    return parse_year(record.get("year"))
+
+
+def _names(value: Any) -> list[str]:
+    """"Given Family" for each name object ("literal" for institutions), in order."""
+    if not isinstance(value, list):
+        return split_authors(value)
+    out = []
+    for a in value:
+        if isinstance(a, dict):
+            name = a.get("literal") or " ".join(
+                str(a[k]) for k in ("given", "non-dropping-particle", "family", "suffix") if isinstance(a.get(k), str)
+            )
+        else:
+            name = a if isinstance(a, str) else ""
+        if name := clean_text(name):
+            out.append(name)
+    return out
+
+
+def _keywords(value: Any) -> list[str]:
+    """CSL's `keyword` is one string ("a, b" or "a; b"); some exporters give a list."""
+    if isinstance(value, list):
+        parts = [clean_text(v) for v in value if isinstance(v, str)]
+    else:
+        parts = [clean_text(p) for p in re.split(r"[;,]", clean_text(value))]
+    return list(dict.fromkeys(p for p in parts if p))
+
+
+def to_paper(record: Mapping[str, Any], source: str, position: int) -> Paper | str:
+    """A Paper, or the one-line reason this item is not one."""
+    raw = record.get("abstract")
+    if raw is not None and not isinstance(raw, str):
+        return f"abstract is not text ({type(raw).__name__})"
+    abstract = clean_text(raw)
+    if not abstract:
+        title = clean_text(_first(record.get("title")))[:80]
+        return f"item {title!r} has no abstract" if title else "item has no abstract"
+    if too_long := abstract_too_long(abstract):
+        return too_long
+    title = clean_text(_first(record.get("title")))
+    url = clean_text(_first(record.get("URL") or record.get("url")))
+    venue = next((v for k in _VENUES if (v := clean_text(_first(record.get(k))))), "")
+    return Paper(
+        paper_id=make_paper_id(abstract, doi=clean_text(_first(record.get("DOI") or record.get("doi"))), url=url),
+        abstract=abstract,
+        title=title or derive_title(abstract),
+        title_derived=not title,
+        authors=_names(record.get("author")),
+        year=_year(record),
+        venue=venue,
+        url=url,
+        source=source,
+        position=position,
+        keywords=_keywords(record.get("keyword") or record.get("keywords")),
+    )
