@@ -11,7 +11,9 @@ import contextlib
 import json
 import os
 import pickle
+import re
 import shutil
+import unicodedata
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -39,10 +41,21 @@ class Facets:
         self._venue = np.array([self._codes[v.lower()] for v in venues], dtype=np.int32)
         self._year = np.array([int(m.get("year") or 0) for m in metas], dtype=np.int32)
         self._row = {pid: i for i, pid in enumerate(ids)}
+        self._ids, self._metas = ids, metas
+        self._people: tuple[dict[str, set[int]], list[tuple[list[str], list[int]]]] | None = None
+        self._shelves: dict[str, list[int]] | None = None
 
-    def mask(self, venue: str | None, year_from: int | None, year_to: int | None) -> np.ndarray:
-        """1.0 for each paper (in lexical-index order) that passes, else 0.0; the venue in any case."""
+    def mask(self, venue: str | None, year_from: int | None, year_to: int | None, *, author: str | None = None,
+             collection: str | None = None, papers: list[str] | None = None) -> np.ndarray:
+        """1.0 for each paper (in lexical-index order) that passes, else 0.0; the venue in any case; an
+        author as a person names one (`person_rows`); a Zotero collection with its subcollections; ids."""
         keep = np.ones(len(self._year), dtype=bool)
+        if author:
+            keep &= self._rows(self.person_rows(author))
+        if collection:
+            keep &= self._rows(self.collection_rows(collection))
+        if papers is not None:
+            keep &= self._rows(i for pid in papers if (i := self._row.get(pid)) is not None)
         if venue:
             code = self._codes.get(venue.lower())
             keep &= (self._venue == code) if code is not None else False
@@ -52,10 +65,101 @@ class Facets:
             keep &= self._year <= year_to
         return keep.astype(np.float32)
 
+    def _rows(self, rows) -> np.ndarray:
+        out = np.zeros(len(self._year), dtype=bool)
+        out[list(rows)] = True
+        return out
+
+    def ids_of(self, mask: np.ndarray) -> list[str]:
+        return [self._ids[i] for i in np.flatnonzero(mask)]
+
+    def person_rows(self, query: str) -> set[int]:
+        """Papers with an author the query names as a person would: every word of the query is a word of
+        the one name ("Hinton", "geoffrey hinton", "Hintön"), an initial standing for a word ("G. E.
+        Hinton" or "G Hinton" for "Geoffrey E. Hinton", and "Geoffrey Hinton" for "G. Hinton")."""
+        words = name_words(query)
+        if not words:
+            return set()
+        if self._people is None:  # built on the first author filter, then kept with the catalogue
+            by_word: dict[str, set[int]] = {}
+            names: dict[str, tuple[list[str], list[int]]] = {}
+            for row, m in enumerate(self._metas):
+                for name in _authors(m):
+                    entry = names.setdefault(name, (name_words(name), []))
+                    entry[1].append(row)
+            people = list(names.values())
+            for k, (ws, _) in enumerate(people):
+                for w in ws:
+                    by_word.setdefault(w, set()).add(k)
+            self._people = (by_word, people)
+        by_word, people = self._people
+        full = [w for w in words if len(w) > 1]
+        if full:  # names holding every whole word of the query, then the initials checked
+            candidates = set.intersection(*(by_word.get(w, set()) for w in full))
+        else:
+            candidates = set(range(len(people)))
+        rows: set[int] = set()
+        for k in candidates:
+            ws, name_rows = people[k]
+            if _names_match(words, ws):
+                rows.update(name_rows)
+        return rows
+
+    def collection_rows(self, query: str) -> set[int]:
+        """Papers in a collection named by its whole path ("Thesis / Related work") or its own name
+        ("Related work"), subcollections included (their paths continue the collection's)."""
+        q = " / ".join(p.strip() for p in query.casefold().split("/") if p.strip())
+        if not q:
+            return set()
+        if self._shelves is None:
+            shelves: dict[str, list[int]] = {}
+            for row, m in enumerate(self._metas):
+                for path in json.loads(m.get("collections") or "[]"):
+                    shelves.setdefault(str(path).casefold(), []).append(row)
+            self._shelves = shelves
+        rows: set[int] = set()
+        for path, path_rows in self._shelves.items():
+            parts = path.split(" / ")
+            for start in range(len(parts)):
+                tail = " / ".join(parts[start:])
+                if tail == q or tail.startswith(q + " / "):
+                    rows.update(path_rows)
+                    break
+        return rows
+
     def admitted(self, mask: np.ndarray) -> Callable[[str], bool]:
         """The mask as a test of one paper id."""
         row = self._row
         return lambda pid: (i := row.get(pid)) is not None and mask[i] > 0
+
+
+def name_words(name: str) -> list[str]:
+    """A person's name as comparable words: case, accents and punctuation aside ("Hintön, G.E." ->
+    ["hinton", "g", "e"])."""
+    plain = unicodedata.normalize("NFKD", name.casefold())
+    plain = "".join(c for c in plain if not unicodedata.combining(c))
+    return re.findall(r"[^\W_]+", plain)
+
+
+def _names_match(query: list[str], name: list[str]) -> bool:
+    """Every query word stands for a different word of the name, whole or as its initial (either way)."""
+    free = list(name)
+    for q in sorted(query, key=len, reverse=True):  # whole words claim their match before initials do
+        k = next((i for i, w in enumerate(free) if w == q), None)
+        if k is None:
+            k = next((i for i, w in enumerate(free) if (len(q) == 1 and w.startswith(q))
+                      or (len(w) == 1 and q.startswith(w))), None)
+        if k is None:
+            return False
+        free.pop(k)
+    return True
+
+
+def _authors(meta: dict) -> list[str]:
+    try:
+        return [a for a in json.loads(meta.get("authors") or "[]") if isinstance(a, str)]
+    except ValueError:
+        return []
 
 
 def paper_meta(p: Paper, n_chunks: int, source_id: str = "", source_path: str = "", also_in: str = "[]") -> dict:

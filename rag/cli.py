@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--venue")
         p.add_argument("--year-from", type=int)
         p.add_argument("--year-to", type=int)
+        p.add_argument("--author", help='papers by this person ("Hinton" finds "Geoffrey E. Hinton")')
+        p.add_argument("--collection", help="papers in this Zotero collection (its subcollections too)")
+        p.add_argument("--papers", metavar="ID,...", help="only these papers (ids as `papers --json` lists them)")
 
     p = sub.add_parser("search", help="find papers")
     p.add_argument("query")
@@ -105,7 +108,9 @@ def _library(args):
 def _filters(args):
     from .retrieval import Filters
 
-    return Filters(venue=args.venue, year_from=args.year_from, year_to=args.year_to)
+    papers = [p.strip() for p in args.papers.split(",") if p.strip()] if args.papers is not None else None
+    return Filters(venue=args.venue, year_from=args.year_from, year_to=args.year_to, author=args.author or None,
+                   collection=args.collection or None, papers=papers)
 
 
 def _print_json(obj) -> None:

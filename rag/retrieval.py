@@ -13,12 +13,17 @@ from .records import Hit
 
 
 class Filters(BaseModel):
-    """Venue and an inclusive year range. A range given backwards (2030 to 2020) means the years between
-    them, in the CLI, the UI and the library alike: what someone typing it wants, rather than nothing."""
+    """Venue and an inclusive year range; an author (as a person names one: "Hinton"), a Zotero collection
+    (with its subcollections) and chosen papers (ids). A range given backwards (2030 to 2020) means the
+    years between them, in the CLI, the UI and the library alike: what someone typing it wants, rather
+    than nothing. All are evaluated on the catalogue's facets (rag.catalogue.Facets)."""
 
     venue: str | None = None
     year_from: int | None = None
     year_to: int | None = None
+    author: str | None = None
+    collection: str | None = None
+    papers: list[str] | None = None
 
     @model_validator(mode="after")
     def _ordered(self) -> Filters:
@@ -38,8 +43,13 @@ class Filters(BaseModel):
             return None
         return conds[0] if len(conds) == 1 else {"$and": conds}
 
+    @property
+    def scoped(self) -> bool:
+        """Whether the filter names papers Chroma's metadata cannot select (author, collection, ids)."""
+        return bool(self.author or self.collection or self.papers is not None)
+
     def __bool__(self) -> bool:
-        return bool(self.venue or self.year_from is not None or self.year_to is not None)
+        return bool(self.venue or self.year_from is not None or self.year_to is not None or self.scoped)
 
 
 def check_k(k: int) -> None:
@@ -80,9 +90,16 @@ def search(library: Library, query: str, k: int = 10, filters: Filters | None = 
         filters = filters.model_copy(update={"venue": facets.spelled.get(filters.venue.lower(), filters.venue)})
     # Dense: nearest chunks, pooled to papers (a paper scores as its best chunk). One filter serves both
     # sides: the facets' mask (BM25, and the dense side's own filtering) and Chroma's `where` (its fallback).
-    mask = facets.mask(filters.venue, filters.year_from, filters.year_to) if filters else None
+    mask = facets.mask(filters.venue, filters.year_from, filters.year_to, author=filters.author,
+                       collection=filters.collection, papers=filters.papers) if filters else None
+    if filters.papers is not None and (unknown := [p for p in filters.papers if p not in catalogue]):
+        raise UserError(f"no paper with id {', '.join(map(repr, unknown[:5]))} in this library "
+                        f"(`paperchat papers --json` lists the ids)")
     share = float(mask.mean()) if mask is not None and len(mask) else None
-    dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, filters.chroma_where(),
+    where = filters.chroma_where()
+    if filters.scoped:  # Chroma's own filter (the fallback) by the chunks' paper ids
+        where = {"paper_id": {"$in": facets.ids_of(mask)}} if share else {"paper_id": {"$in": ["\x00none"]}}
+    dense_rows = library.dense(library.embed_query(query), n * rs.chunks_per_paper, where,
                                refresh=False, admitted=facets.admitted(mask) if filters else None, share=share,
                                min_papers=3)
     texts = {cid: doc for cid, _, _, doc in dense_rows if doc}

@@ -337,3 +337,70 @@ def test_reference_manager_exports_ingest_end_to_end(fake_library, tmp_path, nam
     assert report.added == 2 and report.rejected == 1
     assert {p.venue for p in fake_library.papers()} >= {"Nature"}
 
+
+# --- scoping: an author, a collection, chosen papers ---------------------------------------------------------
+@pytest.fixture
+def zotero_library(fake_library, tmp_path):
+    fake_library.ingest([make_zotero(tmp_path / "zotero.sqlite")], progress=False)
+    more = [{"title": f"Other {i}", "abstract": f"Deep learning models and representations, paper {i}.",
+             "authors": ["Geoffrey Hintonson", "Ann Other"], "venue": "ICML", "year": 2020} for i in range(3)]
+    fake_library.ingest([write(tmp_path, "more.jsonl", "".join(json.dumps(r) + "\n" for r in more))], progress=False)
+    return fake_library
+
+
+def titles(hits) -> set[str]:
+    return {h.paper.title for h in hits}
+
+
+@pytest.mark.parametrize("who", ["Hinton", "hinton", "Geoffrey Hinton", "G. E. Hinton", "G Hinton", "Hintön"])
+def test_author_scope_matches_as_a_person_would(zotero_library, who):
+    from rag.retrieval import Filters, search
+
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author=who))) == {"Deep learning"}
+
+
+def test_author_scope_does_not_match_part_of_a_word_or_a_wrong_initial(zotero_library):
+    from rag.retrieval import Filters, search
+
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="Hint"))) == set()
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="Y. Hinton"))) == set()
+    assert len(search(zotero_library, "deep learning", 10, Filters(author="Hintonson"))) == 3
+
+
+def test_collection_scope_by_path_or_name_with_subcollections(zotero_library):
+    from rag.retrieval import Filters, search
+
+    q = "deep learning transformers recurrence"
+    assert titles(search(zotero_library, q, 10, Filters(collection="reading"))) == {
+        "Deep learning", "Attention is all you need"}
+    assert titles(search(zotero_library, q, 10, Filters(collection="Related work"))) == {"Deep learning"}
+    assert titles(search(zotero_library, q, 10, Filters(collection="Thesis"))) == {"Deep learning"}  # a subcollection
+    assert titles(search(zotero_library, q, 10, Filters(collection="thesis/related work"))) == {"Deep learning"}
+    assert titles(search(zotero_library, q, 10, Filters(collection="Related"))) == set()
+
+
+def test_chosen_papers_scope_and_an_unknown_id_is_named(zotero_library):
+    from rag.errors import UserError
+    from rag.retrieval import Filters, search
+
+    chosen = ["doi:10.5555/attention"]
+    assert titles(search(zotero_library, "deep learning", 10, Filters(papers=chosen))) == {"Attention is all you need"}
+    with pytest.raises(UserError, match="no paper with id 'doi:10.1/nope'"):
+        search(zotero_library, "deep learning", 10, Filters(papers=["doi:10.1/nope"]))
+
+
+def test_cli_scopes_search_ask_summarise_and_cite(zotero_library, capsys, monkeypatch):
+    from rag.cli import main
+
+    monkeypatch.setenv("PAPERCHAT_HOME", str(zotero_library.settings.home))
+    monkeypatch.setenv("PAPERCHAT_EMBEDDER", "fake")
+    assert main(["search", "deep learning", "--author", "Hinton", "--json"]) == 0
+    assert [h["title"] for h in json.loads(capsys.readouterr().out)] == ["Deep learning"]
+    assert main(["search", "models", "--collection", "Reading", "--papers", "doi:10.5555/attention", "--json"]) == 0
+    assert [h["title"] for h in json.loads(capsys.readouterr().out)] == ["Attention is all you need"]
+    for cmd in (["ask", "What does deep learning let models do?"], ["summarise", "deep learning"],
+                ["cite", "Deep learning lets models learn."]):
+        assert main([*cmd, "--collection", "Thesis", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        found = [c["title"] for key in ("citations", "evidence", "nearest") for c in out.get(key, [])]
+        assert found and set(found) == {"Deep learning"}, (cmd, out)
