@@ -60,7 +60,7 @@ PLACEHOLDER = {
     CITE: "Paste a claim from your draft; the abstracts that bear on it are listed…",
 }
 BUTTON = {ASK: "Ask", SUMMARISE: "Summarise", CITE: "Find support"}
-UPLOAD_TYPES = [".txt", ".jsonl", ".gz", ".csv", ".bib"]
+UPLOAD_TYPES = [".txt", ".jsonl", ".json", ".gz", ".csv", ".bib", ".ris"]
 ANY_YEAR = "any"
 ALL_VENUES = ""
 _DONE = object()
@@ -247,7 +247,7 @@ class PaperchatUI:
     def ingest(self, files, progress=gr.Progress()):
         files = [f for f in (files or []) if f]
         if not files:
-            return "Choose one or more files first (.txt, .jsonl, .jsonl.gz, .csv or .bib)."
+            return "Choose one or more files first (.txt, .jsonl, .json, .jsonl.gz, .csv, .bib or .ris)."
         staged = None
         try:
             staged = self.stage_uploads(files)
@@ -438,7 +438,7 @@ class PaperchatUI:
                         with gr.Column(scale=4, min_width=320):
                             gr.Markdown("#### Add abstract lists")
                             files = gr.File(file_count="multiple", file_types=UPLOAD_TYPES,
-                                            label="Files: .txt, .jsonl, .jsonl.gz, .csv, .bib", elem_id="pc-upload",
+                                            label="Files: .txt, .jsonl, .json, .jsonl.gz, .csv, .bib, .ris", elem_id="pc-upload",
                                             height=140)
                             add = gr.Button("Add to library", variant="primary", elem_id="pc-add")
                             ingest_out = gr.Markdown("", elem_id="pc-ingest-result", min_height=96)
