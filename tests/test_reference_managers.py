@@ -115,6 +115,20 @@ def test_ris_unclosed_last_record_and_no_records(tmp_path):
     assert len(items) == 1 and items[0].where == "" and items[0].reason.startswith("no RIS records found")
 
 
+def test_ris_wrapped_over_many_lines_loads_in_linear_time(tmp_path):
+    """A value wrapped over thousands of short lines is joined once, not once per line."""
+    from test_hostile_inputs import LINEAR, growth  # the same ratio measure as the other formats
+
+    def make(n):
+        f = tmp_path / f"wrap{n}.ris"
+        f.write_text("TY  - JOUR\nAB  - Start\n" + "  ab\n" * n + "ER  - \n", encoding="utf-8")
+        return f
+
+    (paper,), _ = load(make(3))
+    assert paper.abstract == "Start ab ab ab"
+    assert growth(make, lambda f: list(load_file(f)), 2000) < LINEAR
+
+
 _field = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters="\n\r\x85"),
                  min_size=1, max_size=60)
 _word = st.text(st.characters(whitelist_categories=("Lu", "Ll")), min_size=1, max_size=12)

@@ -96,10 +96,28 @@ def _record(lines: list[str], problem: str, source: str, position: int, start: i
         return Rejection(source=source, where=where, reason=problem)
     if _tag(lines[-1]) != "ER":
         lines = [*lines, "ER  - "]
-    entries = rispy.RisParser(skip_unknown_tags=True).parse_lines(iter(lines))
+    entries = rispy.RisParser(skip_unknown_tags=True).parse_lines(iter(_joined(lines)))
     if not entries:
         return Rejection(source=source, where=where, reason="record could not be read")
     return to_paper(entries[0], source, position, where)
+
+
+def _rispy_tag(line: str) -> bool:
+    """A tag line as rispy tells one (RisParser.parse_line), so the two never disagree."""
+    return line[2:5] == "  -" and line[:2].isupper() and line[0:1].isalpha()
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """Continuation lines (a value wrapped over lines) joined onto their tag's line here, in one pass:
+    rispy joins them one at a time, which copies the value again for every line (quadratic in a record
+    of many short lines)."""
+    out: list[list[str]] = []
+    for line in lines:
+        if _rispy_tag(line) or not out:
+            out.append([line])
+        elif line.strip():
+            out[-1].append(line.strip())
+    return [" ".join(parts) for parts in out]
 
 
 def _text(value: Any) -> str:
