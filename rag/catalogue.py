@@ -25,6 +25,7 @@ from .lexical import LexicalIndex
 from .records import Paper
 from .settings import Settings
 
+_WORD = re.compile(r"[^\W_]+")
 _CACHE_FORMAT = "v2"  # bump when the cached catalogue or lexical index changes shape (v2: BM25 over papers)
 
 
@@ -42,8 +43,9 @@ class Facets:
         self._year = np.array([int(m.get("year") or 0) for m in metas], dtype=np.int32)
         self._row = {pid: i for i, pid in enumerate(ids)}
         self._ids, self._metas = ids, metas
-        self._people: tuple[dict[str, set[int]], list[tuple[list[str], list[int]]]] | None = None
+        self._people: tuple[str, np.ndarray] | None = None  # folded author texts, and where each row's starts
         self._shelves: dict[str, list[int]] | None = None
+        self._person_memo: dict[str, set[int]] = {}
 
     def mask(self, venue: str | None, year_from: int | None, year_to: int | None, *, author: str | None = None,
              collection: str | None = None, papers: list[str] | None = None) -> np.ndarray:
@@ -76,33 +78,39 @@ class Facets:
     def person_rows(self, query: str) -> set[int]:
         """Papers with an author the query names as a person would: every word of the query is a word of
         the one name ("Hinton", "geoffrey hinton", "Hintön"), an initial standing for a word ("G. E.
-        Hinton" or "G Hinton" for "Geoffrey E. Hinton", and "Geoffrey Hinton" for "G. Hinton")."""
+        Hinton" or "G Hinton" for "Geoffrey E. Hinton", and "Geoffrey Hinton" for "G. Hinton"), with at
+        least one word whole ("Hinton" does not find "H. Smith").
+
+        The query's whole words are found first in one folded text of every paper's authors (str.find),
+        and only the papers holding one of them have their names compared word by word (at 87k papers
+        tens of ms a name, where building a name index cost seconds on the first query after each ingest)."""
         words = name_words(query)
         if not words:
             return set()
-        if self._people is None:  # built on the first author filter, then kept with the catalogue
-            by_word: dict[str, set[int]] = {}
-            names: dict[str, tuple[list[str], list[int]]] = {}
-            for row, m in enumerate(self._metas):
-                for name in _authors(m):
-                    entry = names.setdefault(name, (name_words(name), []))
-                    entry[1].append(row)
-            people = list(names.values())
-            for k, (ws, _) in enumerate(people):
-                for w in ws:
-                    by_word.setdefault(w, set()).add(k)
-            self._people = (by_word, people)
-        by_word, people = self._people
-        full = [w for w in words if len(w) > 1]
-        if full:  # names holding every whole word of the query, then the initials checked
-            candidates = set.intersection(*(by_word.get(w, set()) for w in full))
-        else:
-            candidates = set(range(len(people)))
+        key = " ".join(words)
+        if key in self._person_memo:  # the same scope asked again (a conversation about one author)
+            return self._person_memo[key]
+        if self._people is None:  # built on the first author filter, kept with the catalogue
+            texts = []
+            for m in self._metas:
+                raw = m.get("authors") or "[]"
+                # json.dumps escapes non-ASCII: such names are decoded and folded; the rest fold as they are
+                texts.append(raw.casefold() if raw.isascii() and "\\u" not in raw
+                             else " | ".join(" ".join(name_words(a)) for a in _authors(m)))
+            starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+            self._people = ("\n".join(texts), starts)
+        text, starts = self._people
+        # A match holds at least one query word whole (the family name, in practice): the papers whose
+        # authors hold one of them whole, found with str.find, are the candidates.
+        at = [i for w in words if len(w) > 1 for i in _whole_word(text, w)]
+        candidates = set(np.searchsorted(starts, at, side="right") - 1) if at else set()
         rows: set[int] = set()
-        for k in candidates:
-            ws, name_rows = people[k]
-            if _names_match(words, ws):
-                rows.update(name_rows)
+        for row in map(int, candidates):
+            if any(_names_match(words, name_words(a)) for a in _authors(self._metas[row])):
+                rows.add(row)
+        if len(self._person_memo) >= 64:
+            self._person_memo.clear()
+        self._person_memo[key] = rows
         return rows
 
     def collection_rows(self, query: str) -> set[int]:
@@ -136,23 +144,38 @@ class Facets:
 def name_words(name: str) -> list[str]:
     """A person's name as comparable words: case, accents and punctuation aside ("Hintön, G.E." ->
     ["hinton", "g", "e"])."""
-    plain = unicodedata.normalize("NFKD", name.casefold())
-    plain = "".join(c for c in plain if not unicodedata.combining(c))
-    return re.findall(r"[^\W_]+", plain)
+    plain = name.casefold()
+    if not plain.isascii():  # most names are ASCII: they skip the decomposition
+        plain = "".join(c for c in unicodedata.normalize("NFKD", plain) if not unicodedata.combining(c))
+    return _WORD.findall(plain)
 
 
 def _names_match(query: list[str], name: list[str]) -> bool:
-    """Every query word stands for a different word of the name, whole or as its initial (either way)."""
-    free = list(name)
+    """Every query word stands for a different word of the name, whole or as its initial (either way),
+    and one longer than an initial stands whole ("Hinton" is not "H. Smith")."""
+    free, whole = list(name), False
     for q in sorted(query, key=len, reverse=True):  # whole words claim their match before initials do
         k = next((i for i, w in enumerate(free) if w == q), None)
-        if k is None:
+        if k is not None:
+            whole = whole or len(q) > 1
+        else:
             k = next((i for i, w in enumerate(free) if (len(q) == 1 and w.startswith(q))
                       or (len(w) == 1 and q.startswith(w))), None)
         if k is None:
             return False
         free.pop(k)
-    return True
+    return whole
+
+
+def _whole_word(text: str, word: str) -> list[int]:
+    """Where `word` stands in `text` as a whole word (str.find, so a rare name costs a scan at C speed)."""
+    out, n = [], len(word)
+    i = text.find(word)
+    while i >= 0:
+        if (i == 0 or not text[i - 1].isalnum()) and (i + n == len(text) or not text[i + n].isalnum()):
+            out.append(i)
+        i = text.find(word, i + n)
+    return out
 
 
 def _authors(meta: dict) -> list[str]:

@@ -378,6 +378,14 @@ def test_author_scope_does_not_match_part_of_a_word_or_a_wrong_initial(zotero_li
 
     assert titles(search(zotero_library, "deep learning", 10, Filters(author="Hint"))) == set()
     assert titles(search(zotero_library, "deep learning", 10, Filters(author="Y. Hinton"))) == set()
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="Lecun Yann"))) == {"Deep learning"}
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="Yann"))) == {"Deep learning"}
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="Geoffrey"))) == {
+        "Deep learning", "Other 0", "Other 1", "Other 2"}  # Geoffrey E. Hinton and Geoffrey Hintonson
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="Ed Itor"))) == {"A preprint"}
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="Other"))) == {"Other 0", "Other 1", "Other 2"}
+    # an initial stands for a word, but a name is not found by an initial alone
+    assert titles(search(zotero_library, "deep learning", 10, Filters(author="G."))) == set()
     assert len(search(zotero_library, "deep learning", 10, Filters(author="Hintonson"))) == 3
 
 
