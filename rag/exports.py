@@ -54,7 +54,8 @@ def answer_markdown(ans) -> str:
         for c in ans.citations:
             exp.append(ref_line(c.n, c.paper))
             if c.evidence:
-                exp.append(f"    > {c.evidence}" + ("" if c.supported else "  (not supported by the abstract)"))
+                grade = f"  ({c.grade} {c.grade_score:.2f})" if getattr(c, "grade", None) else ""
+                exp.append(f"    > {c.evidence}" + ("" if c.supported else "  (not supported by the abstract)") + grade)
             exp += [f"    > {e}" for e in c.more_evidence]
         exp.append("")
     if ans.flags:

@@ -34,6 +34,9 @@ class Paper(BaseModel):
     position: int = 0
     keywords: list[str] = Field(default_factory=list)  # the record's own keywords / tags (RIS KW, CSL, Zotero)
     collections: list[str] = Field(default_factory=list)  # Zotero collections holding it ("Parent / Child")
+    # Rhetorical role of each sentence (rag.roles.encode: one letter per sentence of split_sentences);
+    # derived at ingest, so not part of the content hash; "" when not known yet.
+    roles: str = ""
 
     @property
     def content_hash(self) -> str:
@@ -57,6 +60,7 @@ class Paper(BaseModel):
             "position": self.position,
             "keywords": self.keywords,
             "collections": self.collections,
+            "roles": self.roles,  # one letter per sentence (rag.roles): B O M R X; "" if not stored yet
         }
 
 
@@ -108,9 +112,14 @@ class Citation(BaseModel):
     n: int
     paper: Paper
     evidence: str = ""  # the abstract's sentence that best supports what the answer cites it for
-    supported: bool = False
-    score: float = 0.0
+    supported: bool = False  # the evidence backs the answer sentence citing it (cosine >= the check's threshold)
+    score: float = 0.0  # that cosine
     more_evidence: list[str] = Field(default_factory=list)  # other sentences of it the answer rests on
+    # How well the evidence answers the question (rag.grades): answers / related / weak, and its score.
+    grade: Literal["answers", "related", "weak"] | None = None
+    grade_score: float = 0.0
+    quoted: bool = False  # every answer sentence citing it is a verbatim sentence of the abstract
+    role: str = ""  # the evidence sentence's rhetorical role (rag.roles)
 
     def as_json(self) -> dict:
         p = self.paper
@@ -127,6 +136,11 @@ class Citation(BaseModel):
             "evidence": self.evidence,
             "more_evidence": self.more_evidence,
             "supported": self.supported,
+            "support_score": round(self.score, 4),
+            "grade": self.grade,
+            "grade_score": round(self.grade_score, 4),
+            "quoted": self.quoted,
+            "role": self.role,
         }
 
 
@@ -135,6 +149,10 @@ class Answer(BaseModel):
     answer: str
     mode: Literal["extractive", "llm"] = "extractive"
     abstained: bool = False
+    # answered | answered_elsewhere (a follow-up the previous papers do not answer; others do) |
+    # outside_filter (nothing under the filter answers; papers outside it do, listed in `nearest`) | not_answered
+    coverage: Literal["answered", "answered_elsewhere", "outside_filter", "not_answered"] = "answered"
+    question_kind: str = ""  # rag.questions.kind: how / finding / why / problem / topic / other
     citations: list[Citation] = Field(default_factory=list)
     nearest: list[Hit] = Field(default_factory=list)  # shown when abstaining
     flags: list[str] = Field(default_factory=list)  # what the citation check removed or found unsupported
@@ -145,6 +163,8 @@ class Answer(BaseModel):
             "answer": self.answer,
             "mode": self.mode,
             "abstained": self.abstained,
+            "coverage": self.coverage,
+            "question_kind": self.question_kind,
             "citations": [c.as_json() for c in self.citations],
             "nearest": [h.as_json() for h in self.nearest],
             "flags": self.flags,

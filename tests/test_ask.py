@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -50,7 +51,8 @@ def lib(fake_settings, tmp_path):
 @pytest.fixture
 def settings(fake_settings):
     # The hashing fake's cosines are lower than MiniLM's: let every question through to the answerer.
-    return fake_settings.model_copy(update={"ask": fake_settings.ask.model_copy(update={"abstain_below": -1.0})})
+    return fake_settings.model_copy(update={"ask": fake_settings.ask.model_copy(update={"abstain_below": -1.0,
+                                                                                       "floor": -1.0})})
 
 
 def number_of(ans, paper_id):
@@ -180,3 +182,61 @@ def test_openai_mode_without_key_is_one_clear_error(lib, settings, capsys, monke
     s = settings.model_copy(update={"llm": "openai", "openai_api_key": None, "openai_base_url": None})
     with pytest.raises(UserError, match="OPENAI_API_KEY"):
         ask("anything", lib, settings=s)
+
+
+def test_the_model_is_not_called_when_no_sentence_clears_the_relevance_floor(lib, settings):
+    strict = settings.model_copy(update={"ask": settings.ask.model_copy(update={"floor": 0.99})})
+    model = RecordingFake(responses=["Mamba matches Transformers [1]."])
+    model.seen = []
+    ans = ask("Does Mamba match Transformers on language modelling?", lib, settings=strict, model=model)
+    assert ans.abstained and ans.coverage == "not_answered" and "does not answer" in ans.answer
+    assert model.seen == [] and not ans.citations
+
+
+def test_under_a_filter_no_paper_answers_and_the_model_is_not_called(fake_settings, tmp_path):
+    from rag.retrieval import Filters
+
+    f = tmp_path / "venues.jsonl"
+    f.write_text("\n".join(json.dumps({"id": i, "title": t, "abstract": a, "venue": "ICLR" if i == "lora" else "ICML"})
+                           for i, t, a in ABSTRACTS), encoding="utf-8")
+    library = Library(fake_settings)
+    library.ingest([f], progress=False)
+    s = fake_settings.model_copy(update={"ask": fake_settings.ask.model_copy(update={"abstain_below": -1.0})})
+    model = RecordingFake(responses=["LoRA converges [1]."])
+    model.seen = []
+    ans = ask("Does Mamba match Transformers on language modelling?", library, settings=s, model=model,
+              filters=Filters(venue="ICLR"))
+    assert model.seen == []
+    assert ans.abstained and ans.coverage == "outside_filter"
+    assert ans.answer.startswith("No ICLR paper answers this; without the filter, these do: Selective state space")
+    assert [h.paper.paper_id for h in ans.nearest] == ["mamba"]
+
+
+def test_sources_mark_each_sentence_with_its_role(lib, settings):
+    from rag.retrieval import search
+    from rag.tasks.ask import format_sources
+
+    (hit,) = [h for h in search(lib, "Mamba", 5) if h.paper.paper_id == "mamba"]
+    text = format_sources([hit], roles=[["background", "result"]], numbers=[3])
+    assert '<source n="3"' in text
+    assert "[background] Selective state space models" in text and "[result] We show that Mamba" in text
+
+
+def test_an_llm_citation_of_a_source_that_does_not_answer_is_graded_weak(lib, settings):
+    from rag.retrieval import search
+
+    q = "What do diffusion models do with the same noise?"
+    order = [h.paper.paper_id for h in search(lib, q, settings.ask.sources)]
+    right, wrong = order.index("diffusion") + 1, order.index("lora") + 1
+    model = FakeListChatModel(responses=[f"Diffusion models trained on disjoint data produce similar images from the "
+                                         f"same noise [{right}]. LoRA uses adapters [{wrong}]."])
+    ans = ask(q, lib, settings=settings.model_copy(update={"ask": settings.ask.model_copy(update={"floor": 0.4})}),
+              model=model)
+    by_id = {c.paper.paper_id: c for c in ans.citations}
+    assert by_id["diffusion"].grade in ("answers", "related") and by_id["lora"].grade == "weak"
+    assert by_id["lora"].grade_score < by_id["diffusion"].grade_score
+    # the source cards show the grade, not a bare "supported"
+    from ui.render import render_answer
+
+    pnl = render_answer(ans, 1).panel
+    assert re.search(r"class=\"pc-badge pc-bad\">weak -?\d\.\d\d( · ✗ not supported)?<", pnl) and "✓ supported" not in pnl

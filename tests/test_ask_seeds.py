@@ -50,6 +50,76 @@ def test_ask_json_contract(seeds_library, capsys, monkeypatch):
     assert main(["ask", "What is an optimizer that bridges Adam and SignSGD?", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mode"] == "extractive" and out["abstained"] is False
-    keys = {"n", "paper_id", "title", "venue", "year", "source", "position", "evidence", "supported"}
+    keys = {"n", "paper_id", "title", "venue", "year", "source", "position", "evidence", "supported",
+            "grade", "grade_score", "quoted", "role"}
     assert out["citations"] and all(keys <= set(c) for c in out["citations"])
+    assert out["coverage"] == "answered" and out["question_kind"] == "other"
+    assert all(c["grade"] in ("answers", "related") and c["quoted"] for c in out["citations"])
     assert any("Block Adaptive Signum" in c["title"] for c in out["citations"])
+
+
+# -- issue 15: answers that answer ---------------------------------------------------------------------------
+
+Q_MHC = "How can residual streams be widened without losing the identity mapping?"
+MHC_ANSWER = "projects the residual connection space of HC onto a specific manifold to restore the identity mapping property"
+
+
+def ids(ans) -> list[str]:
+    return [c.paper.paper_id for c in ans.citations]
+
+
+def test_a_how_question_quotes_the_sentence_that_answers_and_nothing_else(seeds_library):
+    ans = ask(Q_MHC, seeds_library, settings=seeds_library.settings)
+    assert MHC_ANSWER in ans.answer, ans.answer
+    assert ans.question_kind == "how" and ans.coverage == "answered"
+    # one paper answers this; no other is quoted to reach a length
+    assert len(ans.citations) == 1 and cites(ans, "000", 2)
+    c = ans.citations[0]
+    assert c.grade == "answers" and c.quoted and c.supported
+
+
+def test_a_follow_up_is_answered_from_the_paper_under_discussion_without_padding(seeds_library):
+    a1 = ask(Q_MHC, seeds_library, settings=seeds_library.settings)
+    a2 = ask("How do they keep training efficient at scale?", seeds_library, settings=seeds_library.settings,
+             history=[(Q_MHC, a1.answer, ids(a1))])
+    assert not a2.abstained and a2.citations
+    assert ids(a2) == ids(a1), [c.paper.title for c in a2.citations]
+    assert "mHC" in a2.answer
+
+
+def test_a_follow_up_the_cited_papers_do_not_answer_says_so_before_quoting_others(seeds_library):
+    from rag.tasks.ask import PREVIOUS_DO_NOT_TEXT
+
+    a1 = ask(Q_MHC, seeds_library, settings=seeds_library.settings)
+    a2 = ask("And why do their CLIP models fail to bind colours to objects?", seeds_library,
+             settings=seeds_library.settings, history=[(Q_MHC, a1.answer, ids(a1))])
+    assert a2.answer.startswith(PREVIOUS_DO_NOT_TEXT), a2.answer
+    assert a2.coverage == "answered_elsewhere" and cites(a2, "000", 8)
+    assert not set(ids(a2)) & set(ids(a1))
+
+
+def test_under_a_filter_nothing_answers_and_the_answer_says_who_outside_it_does(seeds_library):
+    from rag.retrieval import Filters
+
+    ans = ask(Q_MHC, seeds_library, settings=seeds_library.settings, filters=Filters(venue="ICLR"))
+    assert ans.abstained and ans.coverage == "outside_filter" and not ans.citations
+    assert ans.answer.startswith("No ICLR paper answers this; without the filter, these do:"), ans.answer
+    assert "Manifold-Constrained Hyper-Connections" in ans.answer and MHC_ANSWER in ans.answer
+    assert [h.paper.venue for h in ans.nearest] == ["ICML"]
+
+
+def test_off_topic_under_a_filter_still_abstains_plainly(seeds_library):
+    from rag.retrieval import Filters
+
+    ans = ask("How long should I boil pasta for it to be al dente?", seeds_library, settings=seeds_library.settings,
+              filters=Filters(venue="ICLR"))
+    assert ans.abstained and ans.coverage == "not_answered" and "does not answer" in ans.answer
+
+
+def test_every_quoted_sentence_clears_the_floor_and_is_graded(seeds_library):
+    s = seeds_library.settings
+    for q, _, _ in QUESTIONS:
+        ans = ask(q, seeds_library, settings=s)
+        for c in ans.citations:
+            assert c.grade in ("answers", "related") and c.grade_score >= s.ask.floor, (q, c.evidence)
+            assert c.quoted and c.role in ("background", "objective", "method", "result", "other")

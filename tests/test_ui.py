@@ -109,7 +109,8 @@ def test_ask_through_the_chat(client):
     # the sources panel: a card per cited paper, the mHC abstract with its evidence highlighted
     assert MHC in sources and "<mark>" in sources
     assert re.search(r"000_e59311403e2266af\.txt, record 2", sources)
-    assert "supported" in sources and "title derived" in sources
+    # each card's badge is the grade of its evidence for the question (not a bare "supported")
+    assert re.search(r'class="pc-badge pc-ok">answers 0\.\d\d<', sources) and "title derived" in sources
     for n in set(re.findall(r'href="#(pc-1-\d+)"', answer)):
         assert f'id="{n}"' in sources, f"[{n}] has no source card"
     # exports

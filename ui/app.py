@@ -352,7 +352,9 @@ class PaperchatUI:
         label = f"{h(mode)}: {h(message if len(message) <= 80 else message[:77] + '…')}"
         turns.append({"label": label, "panel": rendered.panel, "mode": mode})
         if mode == ASK:
-            history.append((message, rendered.data.get("answer", "")))
+            # The cited papers go with the turn: a follow-up ("what do they prove?") is answered from them first.
+            history.append((message, rendered.data.get("answer", ""),
+                            [c["paper_id"] for c in rendered.data.get("citations", [])]))
         state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
         md_path, bib_path = write_exports(self.session_dir(request), turn, rendered.export_md, rendered.citations)

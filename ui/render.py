@@ -206,12 +206,19 @@ def _flags_md(flags: list[str]) -> str:
     return "".join(f"\n\n<small>Note: {md(f)}</small>" for f in flags or [])
 
 
-def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict) -> Rendered:
-    """No answer: say so, and show the nearest papers (hits or evidence items), none of them cited."""
-    cards = "".join(card(0, None, x.paper, getattr(x, "sentence", "") or "", "nearest — not cited", "pc-nearest")
-                    for x in nearest)
-    body = cards or empty_panel("The library has no papers to show.")
-    pnl = panel("Nearest papers", body, "Nothing in the library answers this; these papers came closest.")
+def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict, outside_filter: bool = False) -> Rendered:
+    """No answer: say so, and show the nearest papers (hits or evidence items), none of them cited. Under a
+    filter that nothing passing it answers, the papers shown are those outside it that do, with the sentence."""
+    if outside_filter:
+        cards = "".join(card(0, None, x.paper, getattr(x, "text", "") or "", "outside the filter — not cited",
+                             "pc-nearest") for x in nearest)
+        pnl = panel("Outside the filter", cards or empty_panel("The library has no papers to show."),
+                    "Nothing that passes the filter answers this; these papers outside it do.")
+    else:
+        cards = "".join(card(0, None, x.paper, getattr(x, "sentence", "") or "", "nearest — not cited", "pc-nearest")
+                        for x in nearest)
+        body = cards or empty_panel("The library has no papers to show.")
+        pnl = panel("Nearest papers", body, "Nothing in the library answers this; these papers came closest.")
     exp = exports.abstained_markdown(heading, text, nearest)
     note_md = f"\n\n<small>{md(note)}</small>" if note else ""
     return Rendered(md(text) + note_md + _flags_md(flags), pnl, exp, [], data)
@@ -221,16 +228,39 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
     note = _filters_note(filters)
     note_md = f"\n\n<small>{md(note)}</small>" if note else ""
     if ans.abstained:
-        return _abstained(ans.answer, ans.nearest, f"# {ans.question}", note, ans.flags, ans.as_json())
+        return _abstained(ans.answer, ans.nearest, f"# {ans.question}", note, ans.flags, ans.as_json(),
+                          getattr(ans, "coverage", "") == "outside_filter")
     known = {c.n for c in ans.citations}
     chat = link_marks(ans.answer, turn, known) + note_md + _flags_md(ans.flags)
     cards = []
     for c in ans.citations:
-        ok = bool(c.supported)
-        cards.append(card(turn, c.n, c.paper, [c.evidence, *c.more_evidence], "✓ supported" if ok else "✗ not supported",
-                          "pc-ok" if ok else "pc-bad"))
+        badge, cls, extra = citation_badge(c)
+        cards.append(card(turn, c.n, c.paper, [c.evidence, *c.more_evidence], badge, cls, extra))
     pnl = panel(f"Sources · {len(cards)} cited", "".join(cards) or empty_panel("No sources were cited."))
     return Rendered(chat, pnl, exports.answer_markdown(ans), list(ans.citations), ans.as_json())
+
+
+GRADE_CLASS = {"answers": "pc-ok", "related": "pc-related", "weak": "pc-bad"}
+GRADE_TITLE = {"answers": "this sentence answers the question", "related": "on the question's topic, a partial answer",
+               "weak": "this source hardly answers the question"}
+
+
+def citation_badge(c) -> tuple[str, str, str]:
+    """(badge text, badge class, extra HTML) for an answer's citation: its grade (how well the evidence answers
+    the question) with the score, and '✗ not supported' beside it when the answer's sentence does not rest on
+    the evidence."""
+    grade = getattr(c, "grade", None)
+    if grade is None:  # a citation graded by nothing (older callers): say only what the check found
+        return ("✓ supported", "pc-ok", "") if c.supported else ("✗ not supported", "pc-bad", "")
+    bits = [f"{GRADE_TITLE[grade]} (score {c.grade_score:.2f})"]
+    if getattr(c, "role", ""):
+        bits.append(f"the sentence is the abstract's {c.role}")
+    bits.append("quoted verbatim" if getattr(c, "quoted", False) else
+                "paraphrased; the evidence backs it" if c.supported else "the evidence does not back the answer's sentence")
+    extra = f'<div class="pc-score">{h(" · ".join(bits))}</div>'
+    if not c.supported:
+        return f"{grade} {c.grade_score:.2f} · ✗ not supported", "pc-bad", extra
+    return f"{grade} {c.grade_score:.2f}", GRADE_CLASS[grade], extra
 
 
 def _json(obj) -> dict:

@@ -1,4 +1,11 @@
-"""Ask: retrieve, answer (extractive or LLM), check every citation. One function for CLI, UI and tests."""
+"""Ask: retrieve, answer (extractive or LLM), check and grade every citation. One function for CLI, UI and tests.
+
+Coverage is decided before anything is written (both modes): the library must cover the question (its
+best chunk clears `ask.abstain_below`) and some sentence must clear the relevance floor (rag.grades).
+Otherwise the answer says the library does not answer -- under a filter, whether papers outside it do.
+A follow-up that refers back ("they", "this paper") is answered from the papers the previous answer
+cited first; when they do not answer it, the answer says so before quoting any other paper.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +13,25 @@ import re
 from collections.abc import Callable, Sequence
 
 from ..citations import check, quote, strip_marks
-from ..extractive import compose
+from ..extractive import ROLE_BONUS, Quote, candidates, pick, render, sentences_of
+from ..grades import graded, relevance
 from ..library import Library
 from ..prompts import load_prompt
-from ..records import Answer, Hit
+from ..questions import kind, preferred_roles, refers_back
+from ..records import Answer, Citation, Hit, normalise_text
 from ..retrieval import Filters, search
+from ..roles import roles_of
 from ..settings import Settings, get_settings
 
-Turn = tuple[str, str]  # (question, answer) of an earlier turn
+# (question, answer) of an earlier turn, optionally with the paper ids that answer cited
+Turn = tuple[str, str] | tuple[str, str, Sequence[str]]
 ABSTAIN_TEXT = "The library does not answer this question."
-
-_FOLLOW_UP = re.compile(
-    r"^(and|also|what about|how about|but|so|then|why|how so)\b|\b(they|their|them|it|its|this|that|these|those|the same)\b",
-    re.IGNORECASE)
+PREVIOUS_DO_NOT_TEXT = "The papers cited in the previous answer do not answer this."
+_ROLE_TAG = re.compile(r"\[(?:background|objective|method|result|other)\]\s*", re.IGNORECASE)
 
 
 def is_follow_up(question: str) -> bool:
-    return bool(_FOLLOW_UP.search(question.strip()))
+    return refers_back(question)
 
 
 def covers(hits: list[Hit], settings: Settings) -> bool:
@@ -30,17 +39,33 @@ def covers(hits: list[Hit], settings: Settings) -> bool:
     return bool(hits) and hits[0].dense >= settings.ask.abstain_below
 
 
-def format_sources(hits: list[Hit], prompts_dir=None) -> str:
+def format_sources(hits: list[Hit], prompts_dir=None, roles: list[list[str]] | None = None,
+                   numbers: list[int] | None = None) -> str:
+    """The numbered, delimited sources; with roles, each sentence is preceded by its role ([method] …).
+    `numbers` gives each hit its source number (default 1, 2, …)."""
     tpl = load_prompt("source", prompts_dir)
     # Escape our own delimiter inside abstracts so a hostile abstract cannot close its source early, and
     # neutralise the abstract's own [n] marks so the model cannot copy one as if it were its citation.
     clean = lambda s: quote(s.replace("</source", "</ source").replace("<source", "< source"))  # noqa: E731
-    return "\n".join(tpl.format(n=i, title=clean(h.paper.title), venue=h.paper.venue, year=h.paper.year or "",
-                                abstract=clean(h.paper.abstract)) for i, h in enumerate(hits, 1))
+    out = []
+    for k, h in enumerate(hits):
+        i = numbers[k] if numbers else k + 1
+        text = h.paper.abstract
+        rs = roles[k] if roles and k < len(roles) else None
+        sents = sentences_of(h.paper)
+        if rs and len(rs) == len(sents) and set(rs) != {"other"}:  # all "other": roles unknown (not MiniLM)
+            text = " ".join(f"[{r}] {s}" for r, s in zip(rs, sents))
+        out.append(tpl.format(n=i, title=clean(h.paper.title), venue=h.paper.venue, year=h.paper.year or "",
+                              abstract=clean(text)))
+    return "\n".join(out)
+
+
+def _turn(t) -> tuple[str, str, list[str]]:
+    return (t[0], t[1], list(t[2]) if len(t) > 2 and t[2] else [])
 
 
 def _history_text(history: Sequence[Turn]) -> str:
-    return "\n".join(f"User: {q}\nAssistant: {strip_marks(a)}" for q, a in history[-3:])
+    return "\n".join(f"User: {q}\nAssistant: {strip_marks(a)}" for q, a, _ in map(_turn, history[-3:]))
 
 
 def retrieval_query(question: str, history: Sequence[Turn], settings: Settings, model=None) -> str:
@@ -56,8 +81,46 @@ def retrieval_query(question: str, history: Sequence[Turn], settings: Settings, 
             {"history": _history_text(history), "question": question}).strip()
         return rewritten.splitlines()[0] if rewritten else question
     if is_follow_up(question):
-        return f"{history[-1][0]} {question}"
+        return f"{_turn(history[-1])[0]} {question}"
     return question
+
+
+def filter_phrase(filters: Filters) -> str:
+    """"No ICLR paper", "No paper from 2020–2022", "No ICLR paper from 2024": what a filter admits."""
+    years = ""
+    if filters.year_from is not None or filters.year_to is not None:
+        a, b = filters.year_from, filters.year_to
+        years = (f" from {a}" if a == b else f" from {a}–{b}" if a is not None and b is not None
+                 else f" from {a} on" if a is not None else f" up to {b}")
+    return f"No {filters.venue + ' ' if filters.venue else ''}paper{years}"
+
+
+def _ref(p) -> str:
+    pub = " ".join(str(x) for x in (p.venue, p.year) if x)
+    return f"{p.title or p.paper_id}" + (f" ({pub})" if pub else "")
+
+
+class _Answerable:
+    """Hits with their roles and the quotes that clear the floor, for one question."""
+
+    def __init__(self, question: str, hits: list[Hit], library: Library, settings: Settings):
+        emb = library.text_embedder
+        a = settings.ask
+        self.hits, self.floor = hits, a.floor
+        self.roles = roles_of([h.paper for h in hits], emb)
+        self.cands: list[Quote] = candidates(question, hits, emb, self.roles, preferred_roles(question))
+        self.quotes = pick(self.cands, a.max_sentences, a.floor, a.answers_at)
+
+    def __bool__(self) -> bool:
+        return bool(self.quotes)
+
+    def answering_hits(self) -> list[int]:
+        """Hits with a sentence above the floor, best first (the sources an LLM is given)."""
+        out: list[int] = []
+        for q in self.cands:
+            if q.score >= self.floor and q.hit not in out:
+                out.append(q.hit)
+        return out
 
 
 def ask(question: str, library: Library, settings: Settings | None = None, filters: Filters | None = None,
@@ -69,34 +132,109 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         from ..llm import make_chat_model
 
         model = make_chat_model(settings)
-    query = retrieval_query(question, history, settings, model if use_llm else None)
-    hits = search(library, query, settings.ask.sources, filters)
     mode = "llm" if use_llm else "extractive"
+    base = dict(question=question, mode=mode, question_kind=kind(question))
+    lead = ""  # said before the answer: the previous papers do not answer this follow-up
+
+    # A follow-up that refers back is answered from the papers the previous answer cited, when they answer it.
+    prev_ids = _turn(history[-1])[2] if history else []
+    if prev_ids and refers_back(question):
+        got = library.get_papers(prev_ids)
+        prev = [Hit(paper=got[i], score=1.0, text="", dense=1.0) for i in prev_ids if i in got]
+        found = _Answerable(question, prev, library, settings)
+        if found:
+            return _answer(question, found, library, settings, model, on_token, base, "answered", "")
+        lead = PREVIOUS_DO_NOT_TEXT
+
+    query = retrieval_query(question, history, settings, model if use_llm else None)
+    # Extractive: retrieval used the carried-over topic, the sentences are picked for what the question asks;
+    # LLM: the rewritten question stands alone.
+    asked = query if use_llm else question
+    hits = search(library, query, settings.ask.sources, filters)
     if not hits and len(library) == 0:
-        return Answer(question=question, mode=mode, abstained=True,
+        return Answer(**base, abstained=True, coverage="not_answered",
                       answer="The library is empty: add abstract lists first (paperchat ingest seeds/).")
-    if not covers(hits, settings):
-        return Answer(question=question, answer=f"{ABSTAIN_TEXT} The nearest papers are listed below.",
-                      mode=mode, abstained=True, nearest=hits)
-    if use_llm:
-        draft = _llm_draft(question if query == question else query, hits, settings, model, on_token)
+    found = _Answerable(asked, hits, library, settings) if covers(hits, settings) else None
+    if not found:
+        if filters:
+            wide = search(library, query, settings.ask.sources, None)
+            wide_found = _Answerable(asked, wide, library, settings) if covers(wide, settings) else None
+            if wide_found:
+                return _outside_filter(question, filters, wide_found, base, lead)
+        text = (f"{lead} " if lead else "") + f"{ABSTAIN_TEXT} The nearest papers are listed below."
+        return Answer(**base, answer=text, abstained=True, coverage="not_answered", nearest=hits)
+    return _answer(asked, found, library, settings, model, on_token, base,
+                   "answered_elsewhere" if lead else "answered", lead)
+
+
+def _outside_filter(question: str, filters: Filters, found: _Answerable, base: dict, lead: str) -> Answer:
+    """Nothing under the filter answers; say which papers outside it do, quoting them (not as citations)."""
+    shown: list[tuple[Hit, str]] = []
+    for q in found.quotes:
+        if all(h is not found.hits[q.hit] for h, _ in shown):
+            shown.append((found.hits[q.hit], q.sentence))
+    parts = "; ".join(f"{_ref(h.paper)}: “{s}”" for h, s in shown)
+    text = (f"{lead} " if lead else "") + f"{filter_phrase(filters)} answers this; without the filter, these do: {parts}"
+    return Answer(**base, answer=text, abstained=True, coverage="outside_filter",
+                  nearest=[h.model_copy(update={"text": s}) for h, s in shown])
+
+
+def _answer(question: str, found: _Answerable, library: Library, settings: Settings, model, on_token,
+            base: dict, coverage: str, lead: str) -> Answer:
+    emb = library.text_embedder
+    hits = found.hits
+    if model is not None:
+        # The model sees only the sources with a sentence above the floor (keeping their numbers, so its
+        # citations resolve against all hits), each sentence marked with its role.
+        keep = sorted(found.answering_hits())
+        sources = format_sources([hits[i] for i in keep], settings.prompts_dir, [found.roles[i] for i in keep],
+                                 [i + 1 for i in keep])
+        # The role tags are ours, not the papers': drop any the model copied.
+        draft = _ROLE_TAG.sub("", _llm_draft(question, sources, settings, model, on_token))
         if ABSTAIN_TEXT.lower().rstrip(".") in draft.lower():
-            return Answer(question=question, answer=f"{ABSTAIN_TEXT} The nearest papers are listed below.",
-                          mode=mode, abstained=True, nearest=hits)
+            return Answer(**base, answer=f"{ABSTAIN_TEXT} The nearest papers are listed below.", abstained=True,
+                          coverage="not_answered", nearest=hits)
     else:
-        # Retrieval used the carried-over topic; the sentences are picked for what the follow-up asks.
-        draft = compose(question, hits, library.text_embedder, settings.ask.max_sentences)
+        draft = render(found.quotes)
         if on_token:
+            if lead:
+                on_token(lead + " ")
             for s in re.split(r"(?<=\]\.) ", draft):
                 on_token(s + " ")
-    checked = check(draft, [h.paper for h in hits], library.text_embedder, require_citations=use_llm)
-    if use_llm and not checked.citations:
+    checked = check(draft, [h.paper for h in hits], emb, require_citations=model is not None)
+    if model is not None and not checked.citations:
         checked.flags.append("the model cited none of the sources; its answer is shown unverified")
-    return Answer(question=question, answer=checked.text, mode=mode, citations=checked.citations,
-                  flags=checked.flags)
+    grade_citations(question, checked.citations, checked.sentences, found, emb, settings)
+    text = (f"{lead} " if lead else "") + checked.text
+    return Answer(**base, answer=text, coverage=coverage, citations=checked.citations, flags=checked.flags)
 
 
-def _llm_draft(question: str, hits: list[Hit], settings: Settings, model, on_token) -> str:
+def grade_citations(question: str, citations: list[Citation], sentences: list[tuple[str, list[int]]],
+                    found: _Answerable, embedder, settings: Settings) -> None:
+    """Each citation's grade (how well its best evidence sentence answers the question: relevance, plus the
+    role bonus when its role fits the question's kind), whether the answer quotes the abstract verbatim, and
+    the evidence sentence's role."""
+    role_of = {}
+    for h, rs in zip(found.hits, found.roles):
+        for s, r in zip(sentences_of(h.paper), rs):
+            role_of[(h.paper.paper_id, s)] = r
+    wanted = preferred_roles(question)
+    for c in citations:
+        ev = [e for e in [c.evidence, *c.more_evidence] if e]
+        rel = [float(x) for x in relevance(question, ev, embedder)] if ev else []
+        ranks = [s + (ROLE_BONUS if role_of.get((c.paper.paper_id, e)) in wanted else 0.0) for s, e in zip(rel, ev)]
+        best = max(range(len(ev)), key=lambda i: ranks[i]) if ev else None
+        g = graded(ranks[best] if best is not None else 0.0, settings.ask.floor, settings.ask.answers_at)
+        # Below the floor on its own, a sentence does not answer, whatever its role.
+        c.grade = "weak" if best is None or rel[best] < settings.ask.floor else g.grade
+        c.grade_score = g.score
+        c.role = role_of.get((c.paper.paper_id, c.evidence), "")
+        abstract = normalise_text(c.paper.abstract)
+        citing = [s for s, nums in sentences if c.n in nums]
+        c.quoted = bool(citing) and all(normalise_text(s).rstrip(".!? ") in abstract for s in citing)
+
+
+def _llm_draft(question: str, sources: str, settings: Settings, model, on_token) -> str:
     from langchain_core.output_parsers import StrOutputParser
     from langchain_core.prompts import ChatPromptTemplate
 
@@ -105,7 +243,7 @@ def _llm_draft(question: str, hits: list[Hit], settings: Settings, model, on_tok
         ("user", load_prompt("ask_user", settings.prompts_dir)),
     ])
     chain = prompt | model | StrOutputParser()
-    inputs = {"sources": format_sources(hits, settings.prompts_dir), "question": question}
+    inputs = {"sources": sources, "question": question}
     parts: list[str] = []
     for tok in chain.stream(inputs):
         parts.append(tok)

@@ -18,11 +18,12 @@ import re
 from pydantic import BaseModel, Field
 
 from ..citations import check, strip_marks
-from ..extractive import rank_sentences
+from ..extractive import rank_sentences, sentences_of
 from ..library import Library
 from ..prompts import load_prompt
 from ..records import Hit, Paper
 from ..retrieval import Filters, check_k, search
+from ..roles import roles_of
 from ..settings import Settings, get_settings
 
 NOT_FOUND_TEXT = "no supporting abstract found"
@@ -56,6 +57,7 @@ class Evidence(BaseModel):
     paper: Paper
     sentence: str  # the best evidence sentence, as the citation check found it
     sentences: list[str] = Field(default_factory=list)  # one or two, best first
+    roles: list[str] = Field(default_factory=list)  # each evidence sentence's rhetorical role (rag.roles)
     score: float  # the ranking score (best first)
     evidence_score: float = 0.0  # absolute: what the found threshold is applied to
     stance: str = "related"
@@ -68,7 +70,8 @@ class Evidence(BaseModel):
         return {
             "n": self.n, "paper_id": p.paper_id, "title": p.title, "title_derived": p.title_derived,
             "venue": p.venue, "year": p.year, "source": p.source, "position": p.position, "url": p.url,
-            "sentence": self.sentence, "sentences": self.sentences, "score": round(self.score, 6),
+            "sentence": self.sentence, "sentences": self.sentences, "roles": self.roles,
+            "score": round(self.score, 6),
             "evidence_score": round(self.evidence_score, 6), "stance": self.stance, "supported": self.supported,
         }
 
@@ -148,9 +151,11 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
     checked = check(" ".join(f"{s} {marks}." for s in _claim_sentences(text)), [h.paper for _, h, _ in scored],
                     emb, require_citations=True)
     by_paper = {c.paper.paper_id: c for c in checked.citations}
+    role_maps = [dict(zip(sentences_of(h.paper), rs)) for (_, h, _), rs in
+                 zip(scored, roles_of([h.paper for _, h, _ in scored], emb))]
     out: list[Evidence] = []
     w = EVIDENCE_SENTENCE_WEIGHT
-    for i, (score, h, r) in enumerate(scored, 1):
+    for i, ((score, h, r), role_of) in enumerate(zip(scored, role_maps), 1):
         c = by_paper.get(h.paper.paper_id)
         if c is None or not c.evidence:
             continue  # nothing in the abstract to show: not evidence
@@ -158,7 +163,8 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
         # rank_sentences' best (it also weighs the rare names a claim repeats, which MiniLM under-rates),
         # and its runner-up when that is nearly as close.
         sentences = [x for sim, x in r[:2] if sim >= best - SECOND_SENTENCE_GAP] or [c.evidence]
-        out.append(Evidence(n=i, paper=h.paper, sentence=sentences[0], sentences=sentences, score=score,
+        out.append(Evidence(n=i, paper=h.paper, sentence=sentences[0], sentences=sentences,
+                            roles=[role_of.get(x, "") for x in sentences], score=score,
                             evidence_score=w * best + (1 - w) * h.dense, supported=c.supported,
                             sentence_score=best, retrieval_score=h.score))
     return out

@@ -1,0 +1,202 @@
+"""Train the sentence-role classifier (rag/roles.py) on CSAbstruct and report its test accuracy.
+
+    .venv/bin/python bench/train_roles.py              # tune on dev, report test, write rag/roles.npz
+    .venv/bin/python bench/train_roles.py --no-save    # only report
+    .venv/bin/python bench/train_roles.py --json
+
+Data: ../shared/data/csabstruct/{train,dev,test}.jsonl (2,189 computer-science abstracts, every sentence
+labelled background / objective / method / result / other). Sentence vectors are the offline MiniLM's,
+cached under /tmp/paperchat-roles (PAPERCHAT_ROLES_CACHE) so reruns take seconds.
+
+The model is fitted on train; choices are made on dev (the two passes' C, the weight of the transitions
+in the Viterbi pass); test is read once, for the chosen setting. Needs scikit-learn (dev extra); the
+shipped model is used with numpy only. Fixed seed: the same data gives the same weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag.roles import ROLES, WEIGHTS, RoleModel, _log_softmax, context, features, lexical  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "csabstruct"
+if not DATA.exists():
+    DATA = Path("/work/shared/data/csabstruct")
+CACHE = Path(os.environ.get("PAPERCHAT_ROLES_CACHE", "/tmp/paperchat-roles"))
+SEED = 0
+C1 = (0.1,)  # first pass (sentence features); 0.3 and 1.0 scored lower on dev without the second pass
+C2 = (0.1, 1.0)  # second pass (neighbours' first-pass probabilities)
+WEIGHTS_GRID = (0.0, 0.5, 1.0)  # Viterbi transitions on top
+
+
+def load(split: str) -> list[dict]:
+    with open(DATA / f"{split}.jsonl", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def vectors(split: str, rows: list[dict]) -> list[np.ndarray]:
+    """Per abstract, its sentences' MiniLM vectors (cached by the sentences' hash)."""
+    sents = [s for r in rows for s in r["sentences"]]
+    key = hashlib.sha1("\x1e".join(sents).encode()).hexdigest()[:12]
+    path = CACHE / f"csabstruct-{split}-{key}.npy"
+    if path.exists():
+        flat = np.load(path)
+    else:
+        from rag.embedders import MiniLMEmbeddings
+
+        t = time.time()
+        flat = MiniLMEmbeddings().embed_array(sents)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        np.save(path, flat)
+        print(f"embedded {len(sents)} {split} sentences in {time.time() - t:.0f} s", file=sys.stderr)
+    out, i = [], 0
+    for r in rows:
+        out.append(flat[i : i + len(r["sentences"])])
+        i += len(r["sentences"])
+    return out
+
+
+def design(rows: list[dict], vecs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """First-pass features of every sentence (as RoleModel.first_pass builds them), labels, abstract lengths."""
+    import scipy.sparse as sp
+
+    x = sp.vstack([sp.csr_matrix(np.hstack([features(v), lexical(r["sentences"])])) for r, v in zip(rows, vecs)]).tocsr()
+    y = np.array([ROLES.index(lab) for r in rows for lab in r["labels"]])
+    return x, y, [len(r["labels"]) for r in rows]
+
+
+def transitions(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Log start, transition and prior probabilities of roles (add-one smoothed)."""
+    k = len(ROLES)
+    start, trans, prior = np.ones(k), np.ones((k, k)), np.ones(k)
+    for r in rows:
+        ys = [ROLES.index(lab) for lab in r["labels"]]
+        start[ys[0]] += 1
+        for a, b in zip(ys, ys[1:]):
+            trans[a, b] += 1
+        for y in ys:
+            prior[y] += 1
+    return (np.log(start / start.sum()), np.log(trans / trans.sum(axis=1, keepdims=True)), np.log(prior / prior.sum()))
+
+
+def _lr(c: float):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=c, max_iter=3000, random_state=SEED)
+
+
+def _log_proba(lr, x: np.ndarray) -> np.ndarray:
+    return lr.predict_log_proba(x)
+
+
+def stacked(lp: np.ndarray, lengths: list[int]) -> np.ndarray:
+    out, i = [], 0
+    for n in lengths:
+        out.append(context(lp[i : i + n]))
+        i += n
+    return np.vstack(out)
+
+
+def first_passes(x: np.ndarray, y: np.ndarray, lengths: list[int], c1: float):
+    """The first-pass model on all of train, and its out-of-fold log-probabilities (5 folds of whole
+    abstracts), which the second pass learns from (in-sample ones would be over-confident)."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.concatenate([[i] * n for i, n in enumerate(lengths)])
+    oof = np.zeros((len(y), len(ROLES)))
+    for a, b in GroupKFold(5).split(x, y, groups):
+        oof[b] = _log_proba(_lr(c1).fit(x[a], y[a]), x[b])
+    return _lr(c1).fit(x, y), oof
+
+
+def predict(m: RoleModel, x: np.ndarray, lengths: list[int]) -> np.ndarray:
+    lp1 = _log_softmax(np.asarray(x @ m.coef1.T) + m.intercept1)
+    out, i = [], 0
+    for n in lengths:
+        out.append(m.decode(m.second_pass(lp1[i : i + n])))
+        i += n
+    return np.concatenate(out)
+
+
+def scores(y: np.ndarray, p: np.ndarray) -> dict:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    per = f1_score(y, p, labels=range(len(ROLES)), average=None, zero_division=0)
+    return {"accuracy": round(float(accuracy_score(y, p)), 4),
+            "macro_f1": round(float(f1_score(y, p, average="macro")), 4),
+            "f1": {r: round(float(f), 4) for r, f in zip(ROLES, per)}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    if not (DATA / "train.jsonl").exists():
+        print(f"skipped: CSAbstruct not found at {DATA}", file=sys.stderr)
+        return 0
+    np.random.seed(SEED)
+    rows = {s: load(s) for s in ("train", "dev", "test")}
+    mats = {s: design(rows[s], vectors(s, rows[s])) for s in rows}
+    xt, yt, lt = mats["train"]
+    xd, yd, ld = mats["dev"]
+    xs, ys, ls = mats["test"]
+    start, trans, prior = transitions(rows["train"])
+    grid, models = [], {}
+    for c1 in C1:
+        first, oof = first_passes(xt, yt, lt, c1)
+        for c2 in C2:
+            second = _lr(c2).fit(stacked(oof, lt), yt)
+            for w in WEIGHTS_GRID:
+                m = RoleModel(first.coef_, first.intercept_, second.coef_, second.intercept_, start, trans, prior, w)
+                models[(c1, c2, w)] = m
+                grid.append({"C1": c1, "C2": c2, "trans_weight": w,
+                             "dev": scores(yd, predict(m, xd, ld))["accuracy"],
+                             "dev_first_pass": scores(yd, first.predict(xd))["accuracy"]})
+    for g in grid:
+        print(f"C1={g['C1']:<5} C2={g['C2']:<5} transitions x{g['trans_weight']:<4} dev accuracy {g['dev']:.4f}"
+              f"  (first pass alone {g['dev_first_pass']:.4f})", file=sys.stderr)
+    best = max(grid, key=lambda g: (g["dev"], -g["trans_weight"]))
+    m = models[(best["C1"], best["C2"], best["trans_weight"])]
+    first_only = RoleModel(m.coef1, m.intercept1, np.eye(len(ROLES), m.coef2.shape[1]), np.zeros(len(ROLES)),
+                           start, trans, prior, 0.0)
+    res = {"chosen": {"C1": best["C1"], "C2": best["C2"], "trans_weight": best["trans_weight"],
+                      "dev_accuracy": best["dev"]},
+           "test": scores(ys, predict(m, xs, ls)),
+           "test_first_pass": scores(ys, predict(first_only, xs, ls)),
+           "test_sentences": int(len(ys)), "grid": grid}
+    if not args.no_save:
+        m.save(WEIGHTS)
+        # What ships is float16: check the saved file scores the same.
+        res["test_shipped"] = scores(ys, predict(RoleModel.load(WEIGHTS), xs, ls))
+        res["weights_bytes"] = WEIGHTS.stat().st_size
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        t = res["test"]
+        print(f"chosen on dev: C1={best['C1']} C2={best['C2']} transitions x{best['trans_weight']} "
+              f"(dev accuracy {best['dev']:.4f})")
+        print(f"CSAbstruct test ({res['test_sentences']} sentences): accuracy {t['accuracy']:.4f}, "
+              f"macro-F1 {t['macro_f1']:.4f}; per role {t['f1']}")
+        fp = res["test_first_pass"]
+        print(f"  first pass alone (no neighbours' predictions): accuracy {fp['accuracy']:.4f}, "
+              f"macro-F1 {fp['macro_f1']:.4f}")
+        if "test_shipped" in res:
+            print(f"  shipped weights ({res['weights_bytes']} bytes, float16): accuracy "
+                  f"{res['test_shipped']['accuracy']:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Sentence roles: the shipped classifier labels abstracts as a reader would, ingest stores the roles once,
+and libraries built before roles existed still answer (roles computed on the fly) and get them on re-ingest."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import SHARED
+from rag.roles import ROLES, classify, decode, encode
+from rag.sentences import split_sentences
+
+MHC = ("Recently, studies exemplified by Hyper-Connections (HC) have extended the ubiquitous residual connection "
+       "paradigm established over the past decade by expanding the residual stream width and diversifying "
+       "connectivity patterns. While yielding substantial performance gains, this diversification fundamentally "
+       "compromises the identity mapping property intrinsic to the residual connection, which causes severe training "
+       "instability and restricted scalability, and additionally incurs notable memory access overhead. To address "
+       "these challenges, we propose Manifold-Constrained Hyper-Connections (mHC), a general framework that projects "
+       "the residual connection space of HC onto a specific manifold to restore the identity mapping property, while "
+       "incorporating rigorous infrastructure optimization to ensure efficiency. Empirical experiments demonstrate "
+       "that mHC is effective for training at scale, offering tangible performance improvements and superior "
+       "scalability.")
+
+
+@given(st.lists(st.sampled_from(ROLES), max_size=40))
+def test_roles_round_trip_through_their_stored_letters(roles):
+    code = encode(roles)
+    assert len(code) == len(roles) and decode(code) == roles
+
+
+def test_an_abstract_reads_background_then_proposal_then_result():
+    from rag.embedders import get_embedder
+
+    roles = classify(split_sentences(MHC), get_embedder("minilm"))
+    assert roles[0] == "background" and roles[1] == "background"
+    assert roles[2] in ("method", "objective")  # "To address these challenges, we propose …"
+    assert roles[3] == "result"  # "Empirical experiments demonstrate …"
+
+
+@pytest.mark.skipif(not (SHARED / "data" / "csabstruct" / "test.jsonl").exists(), reason="needs ../shared/data/csabstruct")
+def test_csabstruct_test_abstracts_are_labelled_mostly_right():
+    from rag.embedders import get_embedder
+    from rag.roles import classify_many
+
+    rows = [json.loads(line) for line in open(SHARED / "data" / "csabstruct" / "test.jsonl", encoding="utf-8")][:60]
+    got = classify_many([r["sentences"] for r in rows], get_embedder("minilm"))
+    pairs = [(g, w) for r, gs in zip(rows, got) for g, w in zip(gs, r["labels"])]
+    assert sum(g == w for g, w in pairs) / len(pairs) >= 0.7
+
+
+def test_ingest_stores_each_papers_roles_aligned_with_its_sentences(seeds_library):
+    papers = seeds_library.get_papers([p.paper_id for p in seeds_library.papers()])
+    assert len(papers) == 76
+    for p in papers.values():
+        assert len(p.roles) == len(split_sentences(p.abstract)), p.title
+    # the mHC abstract as read at ingest
+    (mhc,) = [p for p in papers.values() if p.title.startswith("Manifold-Constrained")]
+    roles = decode(mhc.roles)
+    assert roles[0] == "background" and roles[2] in ("method", "objective")  # the problem, then the proposal
+
+
+def test_a_library_stored_before_roles_answers_and_gets_them_on_the_next_ingest(fake_settings, tmp_path, monkeypatch):
+    import rag.ingest
+    from rag.library import Library
+    from rag.tasks.ask import ask
+
+    f = tmp_path / "two.jsonl"
+    f.write_text("\n".join(json.dumps({"id": i, "title": t, "abstract": a}) for i, t, a in [
+        ("lora", "Low-rank adaptation", "Low-rank adaptation fine-tunes large models with two adapters. We prove "
+                                        "that LoRA converges when the adapters are initialised asymmetrically."),
+        ("conf", "Conformal prediction", "Conformal prediction gives coverage guarantees. We make conformal sets "
+                                         "smaller under covariate shift."),
+    ]), encoding="utf-8")
+    old = rag.ingest.paper_meta
+    monkeypatch.setattr(rag.ingest, "paper_meta", lambda *a, **k: {k2: v for k2, v in old(*a, **k).items() if k2 != "roles"})
+    lib = Library(fake_settings)
+    lib.ingest([f], progress=False)
+    assert all("roles" not in m for m in lib.catalogue.values())
+    s = fake_settings.model_copy(update={"ask": fake_settings.ask.model_copy(update={"abstain_below": -1.0, "floor": -1.0})})
+    ans = ask("When does LoRA converge?", lib, settings=s)  # roles computed on the fly
+    assert ans.citations and ans.citations[0].paper.paper_id == "lora"
+    monkeypatch.setattr(rag.ingest, "paper_meta", old)
+    report = Library(fake_settings).ingest([f], progress=False)
+    assert report.unchanged == 2 and report.added == report.updated == 0
+    lib2 = Library(fake_settings)
+    for p in lib2.get_papers(["lora", "conf"]).values():
+        assert len(p.roles) == 2  # the hashing fake gives no roles ("other"), but they are stored, one per sentence
