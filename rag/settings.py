@@ -56,7 +56,7 @@ class AskSettings(BaseModel):
     # (rag.grades: cosine plus a share for repeated content words) reaches `floor`; a citation is graded
     # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on PubMedQA (README).
     floor: float = 0.40
-    answers_at: float = 0.65
+    answers_at: float = 0.60
 
 
 class EmbeddingsSettings(BaseModel):

@@ -229,9 +229,9 @@ def grade_citations(question: str, citations: list[Citation], sentences: list[tu
         c.grade = "weak" if best is None or rel[best] < settings.ask.floor else g.grade
         c.grade_score = g.score
         c.role = role_of.get((c.paper.paper_id, c.evidence), "")
-        abstract = normalise_text(c.paper.abstract)
+        texts = (normalise_text(c.paper.abstract), normalise_text(quote(c.paper.abstract)))  # quote(): marks dropped
         citing = [s for s, nums in sentences if c.n in nums]
-        c.quoted = bool(citing) and all(normalise_text(s).rstrip(".!? ") in abstract for s in citing)
+        c.quoted = bool(citing) and all(any(normalise_text(s).rstrip(".!? ") in t for t in texts) for s in citing)
 
 
 def _llm_draft(question: str, sources: str, settings: Settings, model, on_token) -> str:
