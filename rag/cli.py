@@ -185,11 +185,13 @@ def _render_answer(ans) -> None:
         for c in ans.citations:
             p = c.paper
             mark = "" if c.supported else "  (not supported by the abstract)"
+            if c.grade:  # how well the evidence answers the question (rag.grades)
+                mark = f"  [{c.grade} {c.grade_score:.2f}{', ' + c.role if c.role else ''}]" + mark
             print(f"[{c.n}] {p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position}){mark}")
             if c.evidence:
                 print(f"     “{c.evidence}”")
     if ans.abstained and ans.nearest:
-        print("\nNearest papers:")
+        print("\nPapers outside the filter that answer:" if ans.coverage == "outside_filter" else "\nNearest papers:")
         for h in ans.nearest:
             print(f"  - {h.paper.title} — {h.paper.venue} {h.paper.year or ''} ({h.paper.source}:{h.paper.position})")
     for f in ans.flags:
