@@ -22,11 +22,12 @@ from pydantic import BaseModel, Field
 from .catalogue import Catalogue, paper_from_meta, paper_meta
 from .chunking import chunk_paper
 from .collections import DIRTY, PAGE, REBUILD, Collections, in_pages, paged
-from .embcache import EmbeddingCache, embed_with_cache
+from .embcache import CachedEmbedder, EmbeddingCache, embed_with_cache
 from .embedders.endpoint import EndpointFailed
 from .errors import LibraryError
 from .overlap import OneAhead, Plan
 from .records import Chunk, Paper, Rejection
+from .roles import roles_to_store
 from .settings import Settings
 from .sources import LINEAGE_PEEK, Repeats, SourceIndex, owner, owners, peek, stored_id, with_owners
 
@@ -231,8 +232,7 @@ class Ingestor:
                 # Its source's own record: follow a new position, name or path (a legacy record gets its source id).
                 if owner(old) == source_id and (old.get("position") != p.position or old.get("source") != p.source
                                                 or old.get("source_id") != source_id
-                                                or old.get("source_path", "") != source_path
-                                                or "roles" not in old):  # stored before roles were: add them
+                                                or old.get("source_path", "") != source_path or "roles" not in old):
                     moved.append(p)
                 elif source_id and source_id not in owners(old):
                     joined.append(p.paper_id)
@@ -293,29 +293,14 @@ class Ingestor:
         recs = papers + moved
         def also(pid: str) -> str:  # every other source that holds it stays a holder
             return json.dumps([s for s in owners(cat[pid]) if s != source_id] if pid in cat else [])
-
-        roles = self._roles(papers + [p for p in moved if "roles" not in cat.get(p.paper_id, {})])
+        roles = roles_to_store(recs, cat, todo, CachedEmbedder(self.embedder, self.cache))  # (rag.roles)
         metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0))),
-                            source_id, source_path, also(p.paper_id),
-                            roles.get(p.paper_id, cat.get(p.paper_id, {}).get("roles", ""))) for p in recs]
+                            source_id, source_path, also(p.paper_id), roles[p.paper_id]) for p in recs]
         self.cols.papers.upsert(ids=[p.paper_id for p in recs], embeddings=[[1.0]] * len(recs),
                                 documents=[p.abstract for p in recs], metadatas=metas)
         # Copy-on-write: readers in other threads may be iterating the current catalogue.
         self.catalogue.entries = {**cat, **{p.paper_id: m for p, m in zip(recs, metas)}}
         return True
-
-    def _roles(self, papers: list[Paper]) -> dict[str, str]:
-        """Each paper's sentence roles (rag.roles), computed once, when its record is written. The sentence
-        vectors go to the embedding cache, where the answerer finds them when it ranks those sentences."""
-        from .embcache import CachedEmbedder
-        from .roles import classify_many, encode
-        from .sentences import split_sentences
-
-        if not papers:
-            return {}
-        sents = [split_sentences(p.abstract) or [p.abstract] for p in papers]
-        found = classify_many(sents, CachedEmbedder(self.embedder, self.cache))
-        return {p.paper_id: encode(r) for p, r in zip(papers, found)}
 
     def delete_papers(self, ids: list[str]) -> None:
         cat = self.catalogue.entries

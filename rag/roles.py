@@ -183,6 +183,20 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
     return out
 
 
+def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> dict[str, str]:
+    """paper_id -> its sentences' roles in the stored form (encode), for records ingest is about to write:
+    computed for papers `changed` (new or edited) and for records `stored` before roles were; otherwise the
+    stored roles are kept (never recomputed). Through a caching embedder the sentence vectors stay cached,
+    where the answerer finds them."""
+    from .sentences import split_sentences
+
+    todo = [p for p in papers if p.paper_id in changed or "roles" not in stored.get(p.paper_id, {})]
+    found = classify_many([split_sentences(p.abstract) or [p.abstract] for p in todo], embedder) if todo else []
+    out = {p.paper_id: stored.get(p.paper_id, {}).get("roles", "") for p in papers}
+    out.update({p.paper_id: encode(r) for p, r in zip(todo, found)})
+    return out
+
+
 def _is_minilm(embedder) -> bool:
     """Whether the vectors come from the MiniLM the classifier was trained on (through cache wrappers)."""
     for _ in range(4):
