@@ -63,8 +63,8 @@ def answer_markdown(ans) -> str:
     return "\n".join(exp)
 
 
-def summary_markdown(topic: str, overview: str, themes: list, citations: list[Citation]) -> str:
-    """summarise(): the overview, one section per theme, the references."""
+def summary_markdown(topic: str, overview: str, themes: list, citations: list[Citation], related: list = ()) -> str:
+    """summarise(): the overview, one section per theme, the references, the papers related but not summarised."""
     exp = [f"# {topic}", ""]
     if overview:
         exp += [overview, ""]
@@ -72,6 +72,8 @@ def summary_markdown(topic: str, overview: str, themes: list, citations: list[Ci
         exp += [f"## {getattr(t, 'title', '') or 'Theme'}", "", getattr(t, "text", "") or "", ""]
     if citations:
         exp += ["## References", ""] + [ref_line(c.n, c.paper) for c in citations] + [""]
+    if related:
+        exp += ["## Related, not summarised", ""] + [ref_line(None, x.paper) for x in related] + [""]
     return "\n".join(exp)
 
 

@@ -131,6 +131,131 @@ def test_filters_restrict_the_summary(seeds_library):
     assert res.citations and {c.paper.venue for c in res.citations} == {"ICLR"}
 
 
+# ----------------------------------------------------------------------------------------- on the topic only
+
+
+@pytest.fixture(scope="module")
+def transport(seeds_library):
+    return summarise("optimal transport", seeds_library, settings=seeds_library.settings)
+
+
+def test_only_papers_whose_contribution_is_on_the_topic(seeds_library, transport):
+    # the OT papers are summarised; the bandit paper on switching costs (Lazy Graph-LinUCB) is not, but is
+    # listed apart as related
+    ot = {seed(seeds_library, w).paper_id for w in ("003:2", "000:11")}
+    bandit = seed(seeds_library, "003:13").paper_id
+    assert ot <= cited_ids(transport) and bandit not in cited_ids(transport)
+    assert bandit in {h.paper.paper_id for h in transport.related}
+    assert "Related, not summarised" in transport.render_text()
+    # the header counts only the papers summarised
+    n = len(transport.citations)
+    assert transport.summary.startswith(f"The library holds {n} papers on “optimal transport”")
+    assert_citations_resolve(transport)
+
+
+def test_rlhf_summary_leaves_out_conformal_prediction_and_layerwise_sgd(seeds_library):
+    res = summarise("reinforcement learning from human feedback", seeds_library, settings=seeds_library.settings)
+    off = {seed(seeds_library, w).paper_id for w in ("004:2", "001:12")}  # conformal prediction, layerwise SGD
+    assert not off & cited_ids(res)
+    assert "7 papers" not in res.summary
+
+
+def test_mamba_summary_leaves_out_the_mip_solver_paper(seeds_library):
+    res = summarise("Mamba and selective state space models", seeds_library, settings=seeds_library.settings)
+    mamba = {seed(seeds_library, w).paper_id for w in ("000:13", "003:1")}
+    assert mamba <= cited_ids(res)
+    assert seed(seeds_library, "003:14").paper_id not in cited_ids(res)  # PMVB, branching in MIP solvers
+    assert seed(seeds_library, "003:13").paper_id not in cited_ids(res)  # a bandit's "continuous state spaces"
+    assert "Building on this" not in res.summary + " ".join(t.text for t in res.themes)
+
+
+_TOPICS = ("optimal transport", "federated and distributed learning", "optimization", "attention",
+           "Mamba and selective state space models", "diffusion models", "in-context learning")
+
+
+@pytest.fixture(scope="module")
+def several(seeds_library):
+    return [summarise(t, seeds_library, settings=seeds_library.settings) for t in _TOPICS]
+
+
+def test_theme_names_are_noun_phrases_not_fragments(several):
+    from rag.tasks.theme_names import is_name
+
+    # (one theme is named by the topic itself)
+    titles = [t.title for res in several if len(res.themes) > 1 for t in res.themes]
+    assert titles
+    for title in titles:
+        assert 1 <= len(title.split()) <= 6, title
+        # "Faster and deviation", "Beyond and limit", "Similar and cost": each side of "and" names something
+        for part in title.split(" and "):
+            assert is_name(part.lower(), part), title
+    several_themes = [res for res in several if len(res.themes) > 1]
+    assert several_themes  # some areas do divide
+
+
+def test_every_quoted_sentence_stands_alone(several):
+    from rag.sentences import split_sentences
+    from rag.tasks.summary_writers import stands_alone
+
+    leaning = re.compile(r"^(As a corollary|Building on|Then\b|These results|To address this|This\b(?! paper| work))")
+    for res in several:
+        overview = split_sentences(res.summary)
+        # the overview: how the area divides (themes, counts, papers cited), then each theme's contribution
+        assert overview[0].startswith("The library holds") and MARK.search(overview[0])
+        if len(res.themes) > 1:
+            assert all(t.title[1:].lower() in overview[0].lower() for t in res.themes[:4])
+            assert all(f"({len(t.citations)} paper" in overview[0] for t in res.themes)
+        for s in overview + [x for t in res.themes for x in split_sentences(t.text)]:
+            assert MARK.search(s), s  # every sentence cited
+            assert not leaning.match(s), s
+            assert stands_alone(MARK.sub("", s).strip()) or len(s) < 60, s
+
+
+def test_stands_alone_rejects_sentences_that_lean_on_others():
+    from rag.tasks.summary_writers import stands_alone
+
+    for s in ("As a corollary, in the affine Brenier regime we derive a sharp pointwise tube bound of order d.",
+              "Building on this existence theorem, we show that a latent Neural ODE recovers the flow.",
+              "Then, we show for first time that diffusion models are incapable of solving serial problems.",
+              "These results indicate that practical GNN tasks often operate in the spectral-homophily regime.",
+              "To address this, we propose Lazy Graph-LinUCB, an algorithm that performs lazy updates.",
+              "This work hereby focuses on these two complementary questions: identifiability and optimization.",
+              "Are there fast attention algorithms that scale polylogarithmically with the entry size?"):
+        assert not stands_alone(s), s
+    for s in ("This paper develops a control-theoretic framework for the stability of selective SSMs.",
+              "We propose ITSPACE, a proximal majorization-minimization method for the Bures-Wasserstein objective.",
+              "Diffusion models trained on disjoint subsets of a dataset produce similar outputs for the same noise."):
+        assert stands_alone(s), s
+
+
+def test_the_panel_marks_every_sentence_the_summary_quotes(several):
+    from rag.sentences import split_sentences
+    from ui.render import render_summary
+
+    res = several[1]  # federated learning: several themes, papers quoted in the overview and in a theme
+    r = render_summary(res, res.topic, 1)
+    by_n = {c.n: c for c in res.citations}
+    quoted = 0
+    for text in [res.summary] + [t.text for t in res.themes]:
+        for s in split_sentences(text):
+            for n in map(int, MARK.findall(s)):
+                body = MARK.sub("", s).strip().rstrip(".").strip()
+                if body and body in by_n[n].paper.abstract:
+                    card = r.panel.split(f'id="pc-1-{n}"')[1].split("</article>")[0]
+                    marked = " ".join(re.findall(r"<mark>(.*?)</mark>", card, re.S))
+                    assert body[:60].replace("&", "&amp;") in marked or body[:30] in marked, (n, body)
+                    quoted += 1
+    assert quoted > len(res.citations)  # some paper is quoted twice, and both are marked
+    assert "1 themes" not in r.panel and "1 papers" not in r.panel
+
+
+def test_one_theme_is_counted_in_the_singular(diffusion):
+    from ui.render import render_summary
+
+    assert len(diffusion.themes) == 1
+    assert "· 1 theme ·" in render_summary(diffusion, "diffusion models", 1).panel
+
+
 # ----------------------------------------------------------------------------------------- BibTeX
 
 
@@ -212,6 +337,16 @@ def test_llm_map_reduce_over_several_themes(seeds_library):
     # each theme's [1] is that theme's own first source, so the themes cite different papers
     firsts = [t.citations[0].paper.paper_id for t in res.themes]
     assert len(set(firsts)) == len(firsts)
+
+
+def test_llm_mode_summarises_the_same_papers_in_the_same_themes(seeds_library, transport):
+    res = summarise("optimal transport", seeds_library, settings=seeds_library.settings, model=ByPrompt())
+    assert res.mode == "llm"
+    assert cited_ids(res) <= cited_ids(transport)  # the model saw only the on-topic papers
+    assert [h.paper.paper_id for h in res.related] == [h.paper.paper_id for h in transport.related]
+    assert len(res.themes) == len(transport.themes)
+    assert res.summary.startswith("The library holds")  # the same orientation before the model's overview
+    assert "[42]" not in res.summary  # the same citation check after
 
 
 def test_llm_paragraph_without_citations_is_flagged(seeds_library):

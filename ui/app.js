@@ -3,6 +3,15 @@
   // panel (opening a folded earlier turn if need be) and flash it, without jumping the whole page.
   if (window.__paperchatLinks) return;
   window.__paperchatLinks = true;
+  // After an answer is complete: when it is taller than the chat, show it from its top (the overview of a
+  // summary) instead of its end, where the chat's autoscroll left it.
+  window.__paperchatTop = () => setTimeout(() => {
+    const log = document.querySelector('#pc-chat [role="log"]');
+    const rows = log ? log.querySelectorAll(".message-row.bot-row") : [];
+    const last = rows.length ? rows[rows.length - 1] : null;
+    if (!last || last.offsetHeight <= log.clientHeight) return;
+    log.scrollTop += last.getBoundingClientRect().top - log.getBoundingClientRect().top - 8;
+  }, 150);
   document.addEventListener("click", (ev) => {
     const a = ev.target && ev.target.closest ? ev.target.closest('a[href^="#pc-"]') : null;
     if (!a) return;

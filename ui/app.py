@@ -470,8 +470,12 @@ class PaperchatUI:
 
             exports = dict(fn=enable_exports, inputs=[dl_md, dl_bib], outputs=[dl_md, dl_bib], api_visibility="private",
                            show_progress="hidden", queue=False)
-            send.click(self.respond, api_name="respond", show_progress="hidden", **chat_io).then(**exports)
-            box.submit(self.respond, api_visibility="private", show_progress="hidden", **chat_io).then(**exports)
+            # a long answer (a summary) is shown from its top once it is complete, not scrolled to its end
+            to_top = dict(fn=None, js="() => window.__paperchatTop && window.__paperchatTop()", queue=False,
+                          api_visibility="private", show_progress="hidden")
+            send.click(self.respond, api_name="respond", show_progress="hidden", **chat_io).then(**exports).then(**to_top)
+            box.submit(self.respond, api_visibility="private", show_progress="hidden", **chat_io).then(
+                **exports).then(**to_top)
 
             def on_mode(m):
                 m = mode_of(m)
@@ -485,7 +489,7 @@ class PaperchatUI:
 
             chatbot.example_select(on_example, None, [box, mode], api_visibility="private", show_progress="hidden",
                                    queue=False).then(self.respond, show_progress="hidden", api_visibility="private",
-                                                     **chat_io).then(**exports)
+                                                     **chat_io).then(**exports).then(**to_top)
 
             def on_clear(request: gr.Request):
                 self.drop_session(request)

@@ -271,6 +271,10 @@ def _json(obj) -> dict:
     return dump(mode="json") if callable(dump) else {}
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
     """summarise() result: overview + themes in the chat, one card per cited paper in the panel."""
     note = _filters_note(filters)
@@ -304,12 +308,18 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
             refs = " ".join(f'<a class="pc-cite" href="#{card_id(turn, n)}">[{n}]</a>' for n in ns)
             items.append(f"<li><span>{h(getattr(t, 'title', ''))}</span> {refs}</li>")
         toc = f'<div class="pc-themes"><div class="pc-label">Themes</div><ol>{"".join(items)}</ol></div>'
-    cards = "".join(card(turn, c.n, c.paper, c.evidence,
+    # every sentence the summary quotes from a paper is marked in its card, not only the best one
+    cards = "".join(card(turn, c.n, c.paper, [c.evidence, *(getattr(c, "more_evidence", None) or [])],
                          ("✓ supported" if c.supported else "✗ not supported"), "pc-ok" if c.supported else "pc-bad")
                     for c in citations)
-    pnl = panel(f"Summary · {len(themes)} themes · {len(citations)} papers",
+    related = list(getattr(res, "related", []) or [])
+    if related:
+        cards += ('<div class="pc-label">Related, not summarised</div>'
+                  + "".join(card(turn, None, x.paper, "", "related — not summarised", "pc-nearest") for x in related))
+    pnl = panel(f"Summary · {_count(len(themes), 'theme')} · {_count(len(citations), 'paper')}",
                 toc + (cards or empty_panel("No papers were cited.")))
-    return Rendered(chat, pnl, exports.summary_markdown(topic, overview, themes, citations), citations, _json(res))
+    return Rendered(chat, pnl, exports.summary_markdown(topic, overview, themes, citations, related), citations,
+                    _json(res))
 
 
 _STANCE_CLASS = {"supports": "pc-ok", "contradicts": "pc-bad", "related": "pc-related"}

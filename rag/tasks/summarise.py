@@ -1,13 +1,16 @@
 """Summarise a research area: retrieve broadly with diversity, group the papers into themes, write a
 cited paragraph per theme and an overview, and list the references (exportable: rag.exports).
 
-Extractive mode (no LLM): themes are clusters of the papers' vectors, named from each cluster's
-distinctive terms; each paragraph is made of its papers' own most central, on-topic sentences.
+Both modes summarise the same papers -- those whose own contribution (objective, method and result
+sentences) is on the topic; the others retrieved are listed as "related, not summarised" -- grouped
+into the same themes (clusters of the papers' vectors, named from the phrases of their contributions).
+Extractive mode (no LLM): each paragraph is made of its papers' own sentences that stand alone.
 LLM mode: the same themes, then map (one paragraph per theme from its numbered sources) and reduce
 (an overview from the theme paragraphs). Every paragraph goes through the citation check.
 
-    themes.py          which papers (relevance floor, MMR) and how they group (clustering by silhouette)
-    theme_names.py     each theme's title from its distinctive terms
+    topicality.py      which papers: a paper's contribution on the topic (rag.roles, rag.grades)
+    themes.py          their order (MMR) and how they group (clustering by silhouette)
+    theme_names.py     each theme's title: a noun phrase of its papers' contributions
     summary_writers.py the extractive and the LLM writer
     summary.py         the Summary record (JSON, text)
     rag.exports        BibTeX and Markdown of the result
@@ -25,6 +28,7 @@ from .summary import Summary, Theme, ThemeDraft
 from .summary_writers import write_extractive, write_llm
 from .theme_names import name_themes
 from .themes import CANDIDATES, cluster, select_papers, unit
+from .topicality import on_topic, read
 
 __all__ = ["summarise", "covers_topic", "Summary", "Theme", "NO_PAPERS_TEXT"]
 
@@ -53,25 +57,33 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
         return Summary(topic=topic, summary=f"{NO_PAPERS_TEXT} The nearest papers are listed below.",
                        mode=mode, abstained=True, nearest=hits[:5])
     emb = library.text_embedder
-    selected, vecs = select_papers(topic, hits, emb)
+    readings, related = on_topic(read(topic, hits, emb))
+    if not readings:  # retrieved, but no paper's own contribution is about the topic
+        return Summary(topic=topic, summary=f"{NO_PAPERS_TEXT} The nearest papers touch it only in passing; "
+                                            "they are listed below, not summarised.",
+                       mode=mode, abstained=True, nearest=[r.hit for r in related] or hits[:5])
+    selected, vecs = select_papers(readings, emb)
     groups = cluster(vecs)
     themes = [ThemeDraft([selected[i] for i in g], vecs[g]) for g in groups]
-    # Themes in order of their best paper's relevance (retrieval score); papers inside a theme likewise.
+    # Themes in order of their best paper's relevance to the topic; papers inside a theme likewise.
     for t in themes:
-        order = sorted(range(len(t.hits)), key=lambda i: -t.hits[i].score)
-        t.hits = [t.hits[i] for i in order]
+        order = sorted(range(len(t.readings)), key=lambda i: -t.readings[i].score)
+        t.readings = [t.readings[i] for i in order]
         t.vecs = t.vecs[order]
-    themes.sort(key=lambda t: -t.hits[0].score)
-    background = [h.paper for h in hits]
+    themes.sort(key=lambda t: -t.readings[0].score)
     centroids = [unit(t.vecs.mean(axis=0)) for t in themes]
-    names = name_themes([[h.paper for h in t.hits] for t in themes], background, topic, emb, centroids)
+    names = name_themes([t.readings for t in themes], [h.paper for h in hits], topic, emb, centroids)
     for t, (title, terms) in zip(themes, names):
         t.title, t.terms = title, terms
     if len(themes) == 1:  # the whole area is one theme: its name is the topic
         themes[0].title = topic.strip()[:1].upper() + topic.strip()[1:]
+    near = [r.hit for r in related]
     if use_llm:
-        return write_llm(topic, themes, settings, model, emb, on_token)
-    return write_extractive(topic, themes, emb, on_token)
+        res = write_llm(topic, themes, settings, model, emb, on_token)
+    else:
+        res = write_extractive(topic, themes, emb, on_token)
+    res.related = near
+    return res
 
 
 def covers_topic(hits: list[Hit]) -> bool:

@@ -28,7 +28,8 @@ class Summary(BaseModel):
     citations: list[Citation] = Field(default_factory=list)  # the reference list, numbered as cited
     mode: str = "extractive"
     abstained: bool = False
-    nearest: list[Hit] = Field(default_factory=list)
+    nearest: list[Hit] = Field(default_factory=list)  # when abstaining
+    related: list[Hit] = Field(default_factory=list)  # retrieved, near the topic, but not about it: not summarised
     flags: list[str] = Field(default_factory=list)
 
     def as_json(self) -> dict:
@@ -40,6 +41,7 @@ class Summary(BaseModel):
             "mode": self.mode,
             "abstained": self.abstained,
             "nearest": [h.as_json() for h in self.nearest],
+            "related": [h.as_json() for h in self.related],
             "flags": self.flags,
         }
 
@@ -57,8 +59,11 @@ class Summary(BaseModel):
             for c in self.citations:
                 mark = "" if c.supported else "  (not supported by the abstract)"
                 out.append(f"[{c.n}] {_ref_line(c.paper)}{mark}")
-            if any(c.paper.title_derived for c in self.citations):
-                out.append("* title derived from the abstract")
+        if self.related:
+            out += ["", "Related, not summarised (near the topic, but their own contribution is not about it)"]
+            out += [f"  - {_ref_line(h.paper)}" for h in self.related]
+        if any(c.paper.title_derived for c in self.citations) or any(h.paper.title_derived for h in self.related):
+            out.append("* title derived from the abstract")
         return "\n".join(out)
 
 
@@ -72,10 +77,15 @@ def _ref_line(p: Paper) -> str:
 
 
 class ThemeDraft:
-    """A theme while it is written: its papers (best first), their vectors, its title and terms."""
+    """A theme while it is written: its papers as read for the topic (best first), their vectors, its title
+    and terms."""
 
-    def __init__(self, hits: list[Hit], vecs: np.ndarray):
-        self.hits = hits
+    def __init__(self, readings: list, vecs: np.ndarray):
+        self.readings = readings  # rag.tasks.topicality.Reading
         self.vecs = vecs
         self.title = ""
         self.terms: list[str] = []
+
+    @property
+    def hits(self) -> list[Hit]:
+        return [r.hit for r in self.readings]

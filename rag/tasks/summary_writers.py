@@ -13,11 +13,11 @@ import numpy as np
 from ..citations import CheckedAnswer, check, quote, strip_marks
 from ..embcache import CachedEmbedder
 from ..prompts import load_prompt
-from ..records import Citation, Paper
-from ..sentences import split_sentences
+from ..records import Citation
 from ..settings import Settings
 from .ask import format_sources
 from .summary import Summary, Theme, ThemeDraft
+from .topicality import BACKGROUND_DISCOUNT, Reading
 
 _MARKS = re.compile(r"\[(\d+)\]")
 
@@ -35,6 +35,7 @@ def _assemble(overview: _Part | None, themes: list[tuple[ThemeDraft, _Part]]) ->
     parts = ([overview] if overview else []) + [p for _, p in themes]
     number: dict[str, int] = {}
     best: dict[str, Citation] = {}
+    quoted: dict[str, list[str]] = {}  # every sentence of a paper the summary rests on, across its parts
     for part in parts:
         for n in sorted(part.local):
             c = part.local[n]
@@ -43,6 +44,7 @@ def _assemble(overview: _Part | None, themes: list[tuple[ThemeDraft, _Part]]) ->
                 number[pid] = len(number) + 1
             if pid not in best or c.score > best[pid].score:
                 best[pid] = c
+            quoted.setdefault(pid, []).extend(([c.evidence] if c.supported else []) + c.more_evidence)
 
     def rewrite(part: _Part) -> str:
         return _MARKS.sub(lambda m: f"[{number[part.local[int(m.group(1))].paper.paper_id]}]"
@@ -53,7 +55,9 @@ def _assemble(overview: _Part | None, themes: list[tuple[ThemeDraft, _Part]]) ->
         return sorted(cs, key=lambda c: c.n)
 
     out_themes = [Theme(title=t.title, text=rewrite(p), citations=renum(p), terms=t.terms) for t, p in themes]
-    refs = sorted((c.model_copy(update={"n": number[pid]}) for pid, c in best.items()), key=lambda c: c.n)
+    refs = sorted((c.model_copy(update={"n": number[pid], "more_evidence": [
+        e for e in dict.fromkeys(quoted.get(pid, [])) if e and e != c.evidence]}) for pid, c in best.items()),
+        key=lambda c: c.n)
     return (rewrite(overview) if overview else ""), out_themes, refs
 
 
@@ -77,13 +81,28 @@ def _no_end(s: str) -> str:
     return s[:-1] if s and s[-1] in ".!?" else s
 
 
-_CONNECTIVE = re.compile(
-    r"^(?:next|then|finally|moreover|furthermore|additionally|importantly|however|thus|therefore|hence|"
-    r"consequently|specifically|in particular|in addition|to (?:this|that) end|to address (?:this|these)|"
-    r"as a result|building on|second(?:ly)?|third(?:ly)?|also|this|these|such|it|they)\b", re.IGNORECASE)
-
-
+# A sentence that leans on text the reader does not see: it opens with a connective or an anaphor
+# ("As a corollary, ...", "Building on this ...", "Then, ...", "These results ...", "To address this, ...").
+# "This paper ..." / "This work ..." name the paper itself and stand alone.
+_LEANS = re.compile(
+    r"^(?:as a (?:corollary|consequence|result)|building (?:on|upon)|based on (?:this|these|that|such)|"
+    r"then|next|finally|lastly|moreover|furthermore|further|additionally|besides|likewise|similarly|"
+    r"however|nevertheless|nonetheless|yet|still|thus|therefore|hence|consequently|accordingly|"
+    r"specifically|in particular|in addition|in contrast|by contrast|conversely|instead|on the other hand|"
+    r"to (?:this|that|these) end|to do so|in doing so|for (?:this|these|that) (?:reason|purpose)s?|"
+    r"to \w+ (?:this|these|that|those|such|both|them|it|the (?:above|aforementioned|former|latter))\b|"
+    r"first(?:ly)?(?=,)|on the (?:\w+ )?(?:other )?(?:side|hand)|embracing|"
+    r"(?:in|under|with|for|from|given|using) (?:this|these|that|those|such)\b(?! (?:paper|work|study|article)\b)|"
+    r"(?:second|third|fourth)(?:ly)?|also|both|that|those|such|it|its|they|their|together|overall|here we also|"
+    r"this(?! (?:paper|work|study|article|survey|note|letter|thesis|position paper|manuscript)\b)|these|"
+    r"the (?:former|latter|above|aforementioned)|"
+    r"we (?:then|next|further|also|additionally|finally|thus|therefore|hence))\b", re.IGNORECASE)
+_REFERS_BACK = re.compile(
+    r"\b(?:the above|aforementioned|the former|the latter|as (?:mentioned|noted|shown) above|these|those|"
+    r"such (?!as\b)|this\b(?!\s+(?:paper|work|study|article|survey|note|letter|thesis|manuscript)\b))", re.IGNORECASE)
 _SETUP = re.compile(r"^(?:OBJECTIVES?|BACKGROUND|METHODS?|DESIGN|SETTING|PARTICIPANTS|INTRODUCTION|AIMS?|PURPOSE)\b")
+# Paragraphs prefer what a paper did and found over the background it starts from.
+_ROLE_BONUS = {"objective": 0.08, "method": 0.05, "result": 0.08, "background": -0.15}
 
 
 def _has_marks(s: str) -> bool:
@@ -91,81 +110,115 @@ def _has_marks(s: str) -> bool:
     return bool(re.search(r"\[\s*\d", s))
 
 
+def stands_alone(s: str) -> bool:
+    """Whether a sentence can be quoted on its own: no connective or anaphor leaning on the sentence
+    before, no back-reference, not a fragment or a run-on, nothing the citation check would misread."""
+    s = s.strip()
+    return (40 <= len(s) <= 450 and not s.endswith("?") and not _LEANS.match(s) and not _REFERS_BACK.search(s) and not _has_marks(s)
+            and not _SETUP.match(s) and (s[:1].isupper() or s[:1].isdigit() or s[:1] in "$\"'(“"))
+
+
 # -- extractive
 
 
-def _sentence_table(topic: str, papers: list[Paper], paper_vecs: np.ndarray, emb: CachedEmbedder):
-    """Per paper: its sentences, their cosine to the topic and to the paper as a whole."""
-    sents = [split_sentences(p.abstract) or [p.abstract] for p in papers]
-    flat = [s for ss in sents for s in ss]
-    v = emb([topic] + flat)
-    tv, sv = v[0], v[1:]
-    table, i = [], 0
-    for j, ss in enumerate(sents):
-        block = sv[i : i + len(ss)]
-        table.append((ss, block @ tv, block @ paper_vecs[j]))
-        i += len(ss)
-    return table
+def _central(readings: list[Reading], emb: CachedEmbedder) -> list[np.ndarray]:
+    """Per paper, each sentence's cosine to the paper as a whole (how central it is to it)."""
+    flat = [s for r in readings for s in r.sentences]
+    sv = emb(flat) if flat else np.zeros((0, 1))
+    out, i = [], 0
+    for r in readings:
+        block = sv[i : i + len(r.sentences)]
+        out.append(block @ r.vec if r.vec is not None and len(block) else np.zeros(len(r.sentences)))
+        i += len(r.sentences)
+    return out
 
 
-def _pick(ss: list[str], topical: np.ndarray, central: np.ndarray, avoid: set[str]) -> tuple[str, float]:
-    """The paper's sentence that is both central to it and on the topic; skips what is already used,
-    fragments, run-ons and sentences the citation check would misread."""
-    best, best_s = ss[0], -9.0
-    for s, a, b in zip(ss, topical, central):
-        score = 0.5 * float(a) + 0.5 * float(b)
-        if s in avoid:
-            score -= 2.0
-        if _has_marks(s):
-            score -= 1.0
-        if len(s) < 40 or len(s) > 450:
-            score -= 0.3
-        if _CONNECTIVE.match(s):  # leans on the sentence before it, which the reader does not see
-            score -= 0.15
-        if _SETUP.match(s):  # a structured abstract's aim or method, not what it found
-            score -= 0.1
-        if score > best_s:
-            best, best_s = s, score
-    return best, best_s
+def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bool = False,
+          topical: float = 0.5) -> str:
+    """The paper's sentence that is on the topic and central to it, preferring its contribution
+    (objective, method, result) over background; among sentences that stand alone and are not used yet
+    if there are any, else among those that stand alone, else any."""
+    if not r.sentences:
+        return r.paper.abstract
+    contrib = set(r.contribution())
+    idx = range(len(r.sentences))
+    # relevance as the paper's score counts it (background discounted), centrality, the role's bonus
+    score = {i: topical * float(r.relevance[i] - (0.0 if i in contrib else BACKGROUND_DISCOUNT))
+             + (1 - topical) * float(central[i])
+             + _ROLE_BONUS.get(r.roles[i], 0.0) for i in idx}
+    alone = [i for i in idx if stands_alone(r.sentences[i])]
+    tiers = [[i for i in alone if r.sentences[i] not in used], alone, [i for i in idx if r.sentences[i] not in used],
+             list(idx)]
+    if contribution_only:
+        tiers = [[i for i in t if i in contrib] for t in tiers[:2]] + tiers
+    for tier in tiers:
+        if tier:
+            return r.sentences[max(tier, key=lambda i: (score[i], -i))]
+    return r.sentences[0]
+
+
+def _cite(sentence: str, n: int) -> str:
+    return f"{_no_end(quote(sentence))} [{n}]."  # the abstract's own [n] marks neutralised
+
+
+def _in_sentence(t: ThemeDraft) -> str:
+    """A theme's name inside a sentence: lower-case first letter unless its authors capitalise it."""
+    lead = t.terms[0] if t.terms else t.title
+    if lead[:1].isupper() and lead == t.title[: len(lead)]:
+        return t.title
+    return t.title[:1].lower() + t.title[1:]
+
+
+def _marks(ns: list[int]) -> str:
+    return "".join(f"[{n}]" for n in ns)
+
+
+def overview_lead(topic: str, drafts: list[ThemeDraft], themes: list[Theme]) -> str:
+    """How the area divides, each theme's papers cited: 'The library holds 5 papers on “X” in 2 themes:
+    a (3 papers [1][2][3]) and b (2 papers [4][5]).' It counts only the papers summarised."""
+    n = sum(len(d.readings) for d in drafts)
+    if n == 0:
+        return ""
+    if len(drafts) == 1:
+        return f"The library holds {_n_papers(n)} on “{topic}” {_marks([c.n for c in themes[0].citations])}.".replace(
+            " .", ".")
+    parts = [f"{_in_sentence(d)} ({_n_papers(len(d.readings))} {_marks([c.n for c in t.citations])})".replace(" )", ")")
+             for d, t in zip(drafts, themes)]
+    return f"The library holds {_n_papers(n)} on “{topic}” in {len(drafts)} themes: " + ", ".join(parts[:-1]) + \
+        f" and {parts[-1]}."
+
+
+def _n_papers(n: int) -> str:
+    return f"{n} paper{'s' if n != 1 else ''}"
 
 
 def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, on_token) -> Summary:
-    """Each theme's paragraph from its papers' most central, on-topic sentences; an overview of how the
-    area divides, from the leading themes' most on-topic sentences not used yet."""
-    all_papers = [h.paper for t in themes for h in t.hits]
+    """An overview (how the area divides, then each theme's clearest contribution) and a paragraph per
+    theme from its papers' own sentences, every sentence standing alone and cited."""
+    readings = [r for t in themes for r in t.readings]
+    all_papers = [r.paper for r in readings]
     index = {p.paper_id: i for i, p in enumerate(all_papers)}
-    all_vecs = np.concatenate([t.vecs for t in themes]) if themes else np.zeros((0, 1))
-    table = _sentence_table(topic, all_papers, all_vecs, emb)
+    central = dict(zip(index, _central(readings, emb)))
     used: set[str] = set()
+    # The overview first: each theme's clearest contribution, from its lead paper (up to four themes;
+    # the two best papers' when the area is one theme).
+    quoted = []
+    leads = [t.readings[0] for t in themes[:4]] if len(themes) > 1 else themes[0].readings[:2] if themes else []
+    for r in leads:
+        s = _pick(r, central[r.paper.paper_id], used, contribution_only=True, topical=0.7)
+        used.add(s)
+        quoted.append(_cite(s, index[r.paper.paper_id] + 1))
     theme_parts: list[tuple[ThemeDraft, _Part]] = []
     for t in themes:
         pieces = []
-        for h in t.hits:
-            i = index[h.paper.paper_id]
-            ss, topical, central = table[i]
-            s, _ = _pick(ss, topical, central, used)
+        for r in t.readings:
+            s = _pick(r, central[r.paper.paper_id], used)
             used.add(s)
-            pieces.append(f"{_no_end(quote(s))} [{i + 1}].")  # the abstract's own [n] marks neutralised
-        text = " ".join(pieces)
-        theme_parts.append((t, _Part(check(text, all_papers, emb, require_citations=False))))
-    # Overview: how the area divides, then each leading theme's most on-topic sentence not used yet.
-    counts = ", ".join(f"{' and '.join(t.terms) if t.terms else t.title} ({len(t.hits)})" for t in themes)
-    n = len(all_papers)
-    lead = (f"The library holds {n} paper{'s' if n != 1 else ''} on “{topic}”"
-            + (f", in {len(themes)} themes: {counts}." if len(themes) > 1 else "."))
-    pieces = [lead]
-    # Each theme's lead paper first, then the next papers of the first themes, up to three sentences.
-    order_papers = [t.hits[0] for t in themes[:3]] + [h for t in themes for h in t.hits[1:]]
-    for h in order_papers[: max(1, min(3, len(all_papers) - 1 if len(all_papers) > 1 else 1))]:
-        i = index[h.paper.paper_id]
-        ss, topical, _ = table[i]
-        order = np.argsort(-topical)
-        fresh = [ss[j] for j in order if ss[j] not in used and not _has_marks(ss[j]) and not _CONNECTIVE.match(ss[j])]
-        cand = fresh or [ss[int(order[0])]]
-        used.add(cand[0])
-        pieces.append(f"{_no_end(quote(cand[0]))} [{i + 1}].")
-    overview = _Part(check(" ".join(pieces), all_papers, emb, require_citations=False))
+            pieces.append(_cite(s, index[r.paper.paper_id] + 1))
+        theme_parts.append((t, _Part(check(" ".join(pieces), all_papers, emb, require_citations=False))))
+    overview = _Part(check(" ".join(quoted), all_papers, emb, require_citations=False))
     summary, out_themes, refs = _assemble(overview, theme_parts)
+    summary = f"{overview_lead(topic, themes, out_themes)} {summary}".strip()
     if on_token:
         on_token(summary)
     return Summary(topic=topic, summary=summary, themes=out_themes, citations=refs, mode="extractive",
@@ -212,6 +265,7 @@ def write_llm(topic: str, themes: list[ThemeDraft], settings: Settings, model, e
     overview_draft = reduce_chain.invoke({"topic": topic, "themes": paragraphs}) if sources else ""
     overview = _Part(check(strip_title(overview_draft), sources, emb, require_citations=True))
     summary, out_themes, refs = _assemble(overview, theme_parts)
+    summary = f"{overview_lead(topic, themes, out_themes)} {summary}".strip()  # the same orientation as extractive
     if on_token:
         on_token(summary)
     return Summary(topic=topic, summary=summary, themes=out_themes, citations=refs, mode="llm",

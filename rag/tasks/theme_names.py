@@ -1,4 +1,4 @@
-"""Naming themes: each group's distinctive terms against the other groups and the retrieved papers; stop lists."""
+"""Naming themes: a noun phrase of each group's own contribution sentences, distinctive against the other groups."""
 
 from __future__ import annotations
 
@@ -49,6 +49,16 @@ architecture mechanism effect behavior behaviour capability application evaluati
 information knowledge signal target source scale level step order size number case type form
 guarantee result finding evidence role impact factor aspect
 """.split())
+# Words a name never starts or ends with: prepositions, comparatives and adjectives that lead fragments
+# such as "Faster and deviation", "Beyond and limit", "Similar and cost".
+_NOT_EDGE = set("""
+beyond toward towards versus across against among along amid within without upon onto
+faster slower better worse larger smaller higher lower stronger weaker greater deeper wider longer shorter
+similar different general specific common standard simple complex naive exact approximate arbitrary
+certain whole entire main major minor key core basic novel unified joint single multiple many
+possible necessary sufficient able unable likely unlikely hard easy difficult
+limit limits limited fail fails failing lack lacks achieve enables improving increasing reducing
+""".split())
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-\u2011][A-Za-z0-9]+)*")
 
 
@@ -95,22 +105,64 @@ def _norm(w: str) -> str:
     return w
 
 
-def name_themes(groups: list[list[Paper]], background: list[Paper], topic: str, emb=None,
-                centroids: list[np.ndarray] | None = None, n_terms: int = 2) -> list[tuple[str, list[str]]]:
-    """For each group a title from its distinctive terms.
+def _noun_like(w: str) -> bool:
+    """Could end a noun phrase: not a preposition, comparative or adjective by its ending ("-ous",
+    "-ive", "-able", "-ful", "-less", "-ly", "-ed"); "-al", "-ent" and "-ic" words are often nouns
+    (signal, gradient, logic) and pass."""
+    return w not in _NOT_EDGE and w not in _STOP and not w.endswith(("ous", "ive", "able", "ible", "ful", "less",
+                                                                       "ly", "ed"))
 
-    Candidates are the group's terms that are frequent in its papers and rare in the other groups' and in
-    the wider set of retrieved papers (tf-idf style). With an embedder they are then ranked by how close
-    the term's vector is to the group's centroid and how far from the other groups' — which prefers
-    meaningful phrases ("linear attention", "optimal transport") over frequent fragments."""
-    docs = {p.paper_id: p for p in background}
+
+def is_name(term: str, surface: str = "") -> bool:
+    """Whether a term can name a theme: a noun phrase of two or more words that neither starts nor ends
+    with a preposition, comparative or adjective ("regularised optimal transport", "preference
+    optimisation"), or one word its authors write as a name ("Mamba", "LoRA", "hyper-connections")."""
+    words = term.split()
+    if len(words) >= 2:
+        return (words[0] not in _NOT_EDGE and not words[0].endswith("ly") and _noun_like(words[-1])
+                and words[-1] not in _GENERIC_END)
+    w = surface or term
+    return (w[:1].isupper() and not w.isupper() and w.lower() not in _NOT_EDGE and w[1:] != w[1:].lower()) or \
+        (sum(c.isupper() for c in w) >= 2) or ("-" in w and _noun_like(term) and term not in _GENERIC)
+
+
+# A phrase ending in these says little on its own ("linear convergence rate" is fine, "high rate" is not).
+_GENERIC_END = {"way", "thing", "lot", "kind", "part", "use", "fact", "issue", "work", "learn", "train", "solve",
+                "show", "find", "study", "prove", "apply", "compute", "predict", "estimate"}
+
+
+def contribution_text(r) -> str:
+    """What a paper did, in its own words: its authored title and objective and method sentences (all of
+    its contribution sentences when it has no objective or method; its whole text when no role is known)."""
+    p = r.paper
+    idx = [i for i, role in enumerate(r.roles) if role in ("objective", "method")] or r.contribution()
+    title = f"{p.title}. " if p.title and not p.title_derived else ""
+    return title + " ".join(r.sentences[i] for i in idx)
+
+
+def name_themes(groups: list[list], background: list[Paper], topic: str, emb=None,
+                centroids: list[np.ndarray] | None = None, n_terms: int = 2) -> list[tuple[str, list[str]]]:
+    """For each group of papers a title from its distinctive phrases. A summary's groups hold
+    rag.tasks.topicality.Readings, named from their contribution sentences (objective and method); a
+    map's hold Papers, named from their whole text.
+
+    Candidates are the noun phrases of the group's contribution sentences that are
+    frequent in its papers and rare in the other groups' and in the wider set of retrieved papers (tf-idf
+    style). With an embedder they are then ranked by how close the phrase's vector is to the group's
+    centroid and how far from the other groups' — which prefers meaningful phrases ("linear attention",
+    "optimal transport") over frequent fragments."""
+    docs = {p.paper_id: paper_text(p) for p in background}
     for g in groups:
-        for p in g:
-            docs[p.paper_id] = p
+        for r in g:
+            if hasattr(r, "roles"):  # a summary's Reading: its contribution names it; a map's Paper: all of it
+                docs[r.paper.paper_id] = contribution_text(r)
+            else:
+                docs.setdefault(r.paper_id, paper_text(r))
+    groups = [[getattr(r, "paper", r) if not isinstance(r, Paper) else r for r in g] for g in groups]
     doc_terms: dict[str, Counter] = {}
     surface: dict[str, Counter] = {}
-    for pid, p in docs.items():
-        ts = _terms(paper_text(p))
+    for pid, text in docs.items():
+        ts = _terms(text)
         doc_terms[pid] = Counter(t for t, _ in ts)
         for t, s in ts:
             surface.setdefault(t, Counter())[s] += 1
@@ -130,7 +182,7 @@ def name_themes(groups: list[list[Paper]], background: list[Paper], topic: str, 
         scores: dict[str, float] = {}
         for need in ((2, 1) if len(g) > 1 else (1,)):
             for t, dfc in in_group.items():
-                if dfc < need or set(t.split()) <= topic_words:
+                if dfc < need or set(t.split()) <= topic_words or not is_name(t, _surface(t, surface)):
                     continue
                 p_in = dfc / len(ids)
                 p_out = (all_df[t] - dfc) / max(1, n_others)
@@ -156,24 +208,26 @@ def name_themes(groups: list[list[Paper]], background: list[Paper], topic: str, 
         chosen: list[str] = []
         for t in cands:
             words = set(t.split())
-            if any(words & set(c.split()) for c in chosen) or (
-                    " " not in t and (t.endswith(_NOT_NOUN) or t in _GENERIC)):
+            if any(words & set(c.split()) for c in chosen) or (" " not in t and t in _GENERIC):
                 continue
+            if chosen and (len(g) == 1 or len(words) + len(chosen[0].split()) > 5):
+                continue  # "A and B" stays within six words, and a one-paper theme has one subject
             if chosen and rank[t] < 0.6 * rank[chosen[0]]:
                 break  # a second label only when it describes the group nearly as well as the first
             chosen.append(t)
             if len(chosen) >= n_terms:
                 break
-        if len(g) == 1 and g[0].title and len(g[0].title.split()) <= 8:
-            out.append((g[0].title, []))  # one paper: its own (short) title names it best
+        lead = g[0] if g else None
+        if len(g) == 1 and lead and lead.title and not lead.title_derived and len(lead.title.split()) <= 6:
+            out.append((lead.title, []))  # one paper: its own (short) title names it best
             continue
-        if not chosen:  # no good label: the best phrase, else the lead paper's title if short, else the best word
-            phrases = [t for t in cands if " " in t]
-            lead = g[0].title if g else ""
-            if phrases:
-                chosen = phrases[:1]
-            elif lead and len(lead.split()) <= 6:
-                out.append((lead, []))
+        if not chosen:  # no phrase of its own: the best noun phrase of its lead paper's contribution
+            own = [t for t, _ in _terms(docs[lead.paper_id])] if lead else []
+            own = [t for t in dict.fromkeys(own) if " " in t and is_name(t) and not set(t.split()) <= topic_words]
+            if own:
+                chosen = own[:1]
+            elif lead and lead.title and len(lead.title.split()) <= 6:
+                out.append((lead.title, []))
                 continue
             else:
                 chosen = cands[:1]
@@ -194,7 +248,7 @@ def _surface(term: str, surface: dict[str, Counter]) -> str:
     return best
 
 
-def _title(labels: list[str], papers: list[Paper]) -> str:
+def _title(labels: list[str], papers: list) -> str:
     if not labels:
         return papers[0].title if papers else "Other"
     text = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

@@ -1,4 +1,4 @@
-"""Which papers a summary covers and how they group: a relevance floor and MMR, then clustering chosen by silhouette."""
+"""How a summary's papers are ordered and grouped: MMR over the on-topic papers, then clustering chosen by silhouette."""
 
 from __future__ import annotations
 
@@ -7,18 +7,10 @@ import math
 import numpy as np
 
 from ..embcache import CachedEmbedder
-from ..records import Hit, Paper
+from ..records import Paper
+from .topicality import Reading
 
-# Chosen on 28 hand-labelled research areas of the seeds (18 phrases, 10 one- or two-word topics; 69
-# area-paper pairs), with z-score fusion and 500-character chunks: a retrieved paper joins the summary when
-# its retrieval score is at least FUSED_FLOOR times the best paper's, and it either matches the topic's
-# words (BM25 > 0) or the cosine of its best chunk to the topic is at least RELATIVE_FLOOR times the best
-# paper's and at least RELEVANCE_FLOOR. Macro recall 0.90 / precision 0.55 on the phrases, 0.98 / 0.66 on
-# the short topics (at 0.45: 0.85 / 0.70 and 0.96 / 0.80 — recall is what a reader misses, so the looser won).
-CANDIDATES = 30
-FUSED_FLOOR = 0.3
-RELEVANCE_FLOOR = 0.25
-RELATIVE_FLOOR = 0.5
+CANDIDATES = 30  # papers retrieved; rag.tasks.topicality decides which of them the summary is about
 MAX_PAPERS = 15  # after MMR: a summary longer than this stops being one
 MMR_LAMBDA = 0.7
 MAX_THEMES = 6
@@ -32,19 +24,16 @@ def paper_text(p: Paper) -> str:
     return f"{p.title}. {p.abstract}" if p.title and not p.title_derived else p.abstract
 
 
-def select_papers(topic: str, hits: list[Hit], emb: CachedEmbedder, max_papers: int = MAX_PAPERS,
-                  floor: float = RELEVANCE_FLOOR, relative: float = RELATIVE_FLOOR, fused: float = FUSED_FLOOR,
-                  lam: float = MMR_LAMBDA) -> tuple[list[Hit], np.ndarray]:
-    """Papers above the relevance floor, in MMR order (relevance against redundancy), at most max_papers."""
-    top = max(h.dense for h in hits)
-    rel_score = _relative_scores(hits)
-    idx = [i for i, (h, r) in enumerate(zip(hits, rel_score))
-           if r >= fused and (h.lexical > 0 or h.dense >= max(floor, relative * top))] or [0]
-    keep = [hits[i] for i in idx]
-    vecs = emb([paper_text(h.paper) for h in keep])
-    rel = np.array([rel_score[i] for i in idx])  # retrieval relevance: the better signal here (see above)
+def select_papers(readings: list[Reading], emb: CachedEmbedder, max_papers: int = MAX_PAPERS,
+                  lam: float = MMR_LAMBDA) -> tuple[list[Reading], np.ndarray]:
+    """The on-topic papers in MMR order (how much their contribution is about the topic, against
+    redundancy with those already chosen), at most max_papers, with their vectors."""
+    if not readings:
+        return [], np.zeros((0, 1))
+    vecs = emb([paper_text(r.paper) for r in readings])
+    rel = np.array([r.score for r in readings])
     chosen: list[int] = []
-    rest = list(range(len(keep)))
+    rest = list(range(len(readings)))
     while rest and len(chosen) < max_papers:
         if not chosen:
             j = max(rest, key=lambda i: rel[i])
@@ -54,19 +43,9 @@ def select_papers(topic: str, hits: list[Hit], emb: CachedEmbedder, max_papers: 
             j = rest[int(np.argmax(scores))]
         chosen.append(j)
         rest.remove(j)
-    return [keep[i] for i in chosen], vecs[chosen]
-
-
-def _relative_scores(hits: list[Hit]) -> list[float]:
-    """Retrieval scores as a share of the best one (min-max when the best is not positive), so the floor
-    does not depend on the fusion method's scale (z-scores, min-max or RRF)."""
-    s = np.array([h.score for h in hits], dtype=float)
-    if s.size == 0:
-        return []
-    if s.max() > 0:
-        return (np.clip(s, 0, None) / s.max()).tolist()
-    span = s.max() - s.min()
-    return ((s - s.min()) / span if span > 0 else np.ones_like(s)).tolist()
+    for i in chosen:
+        readings[i].vec = vecs[i]
+    return [readings[i] for i in chosen], vecs[chosen]
 
 
 # -- clustering

@@ -1,0 +1,198 @@
+"""Summaries on a public topic set: the share of the papers a summary cites that are on the topic.
+
+The topic set is built from the paperlists papers that carry author keywords (7,881 of 87,691): a topic
+is a keyword many papers share; a paper is on the topic when one of its keywords (the part after the
+last ':' of "machine learning: ml: federated learning") contains the topic phrase or an alias of it, or
+its title does. The library is those papers (at most --n, default 3,000: every paper carrying a topic
+keyword up to --per-topic, then other keyword papers), ingested with the real embedder under --home.
+
+Both sides run in one invocation on the same library: "before" is the code of --before-rev (default
+main's commit this branch started from), exported with `git archive` to a temporary folder and run in
+a subprocess; "after" is this checkout. Printed side by side per topic and pooled.
+
+    .venv/bin/python bench/summarise_topics.py                      # builds the library on first run
+    .venv/bin/python bench/summarise_topics.py --before-rev 4498b20
+
+Author keywords are incomplete (a paper on the topic may not carry it), so the shares are a lower
+bound for both sides alike; the difference between the sides is the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import PAPERLISTS, ROOT, print_header, write_results  # noqa: E402
+
+LIBRARY = "topics"
+# topic -> keyword phrases that mark a paper as on it (matched inside a keyword's last part, or the title)
+TOPICS: dict[str, tuple[str, ...]] = {
+    "imitation learning": ("imitation learning", "learning from demonstration", "behavior cloning",
+                           "behaviour cloning"),
+    "federated learning": ("federated",),
+    "graph neural networks": ("graph neural network", "gnn"),
+    "generative adversarial networks": ("generative adversarial", "gan", "gans"),
+    "diffusion models": ("diffusion model", "denoising diffusion", "score-based generative"),
+    "in-context learning": ("in-context learning",),
+    "machine translation": ("machine translation",),
+    "active learning": ("active learning",),
+    "meta-learning": ("meta-learning", "meta learning"),
+    "offline reinforcement learning": ("offline reinforcement learning", "offline rl"),
+    "sim-to-real transfer": ("sim-to-real", "sim2real"),
+    "anomaly detection": ("anomaly", "outlier detection"),
+    "fairness in machine learning": ("fairness",),
+    "computational social choice": ("computational social choice", "voting"),
+    "semi-supervised learning": ("semi-supervised", "semi supervised"),
+    "dexterous manipulation": ("dexterous",),
+    "autonomous driving": ("autonomous driving", "self-driving"),
+    "recurrent neural networks": ("recurrent neural network", "rnn", "lstm"),
+    "knowledge graph completion": ("knowledge graph",),
+    "3D Gaussian splatting": ("gaussian splatting", "3dgs"),
+}
+
+
+def _leaves(kw: str) -> list[str]:
+    parts = kw if isinstance(kw, list) else kw.replace(",", ";").split(";")
+    return [p.split(":")[-1].strip().lower() for p in parts if p.strip()]
+
+
+def _matches(phrase: str, text: str) -> bool:
+    import re
+
+    return re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"s?(?![a-z0-9])", text) is not None
+
+
+def on_topic(record: dict, aliases: tuple[str, ...]) -> bool:
+    texts = _leaves(record.get("keywords") or "") + [(record.get("title") or "").lower()]
+    return any(_matches(a, t) for a in aliases for t in texts)
+
+
+def build_corpus(dest: Path, n: int, per_topic: int) -> dict[str, list[str]]:
+    """The library's records as JSON Lines at dest; returns topic -> ids of the papers on it."""
+    with gzip.open(PAPERLISTS, "rt", encoding="utf-8") as f:
+        records = [r for r in map(json.loads, f) if r.get("keywords") and r.get("abstract")]
+    chosen: dict[str, dict] = {}
+    for aliases in TOPICS.values():
+        hits = [r for r in records if on_topic(r, aliases)]
+        for r in hits[:per_topic]:
+            chosen[r["id"]] = r
+    for r in records:
+        if len(chosen) >= n:
+            break
+        chosen.setdefault(r["id"], r)
+    picked = list(chosen.values())[:n]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest, "w", encoding="utf-8") as out:
+        for r in picked:
+            out.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return {t: [r["id"] for r in picked if on_topic(r, a)] for t, a in TOPICS.items()}
+
+
+def open_library(home: Path, corpus: Path | None = None):
+    from rag.library import Library
+    from rag.settings import Settings
+
+    settings = Settings(home=home, library=LIBRARY, embedder="minilm")
+    lib = Library(settings)
+    if corpus is not None:
+        n = sum(1 for _ in open(corpus, encoding="utf-8"))
+        if len(lib) < n:
+            print(f"ingesting {n} abstracts into {home} (first run only; ~20 abstracts/s)", flush=True)
+            print(lib.ingest([corpus], progress=False).summary(), flush=True)
+    return lib, settings
+
+
+def run_side(home: Path) -> dict[str, dict]:
+    """summarise() every topic with the code on sys.path: cited ids, themes, related ids, seconds."""
+    from rag.tasks.summarise import summarise
+
+    lib, settings = open_library(home)
+    out = {}
+    for topic in TOPICS:
+        t0 = time.perf_counter()
+        res = summarise(topic, lib, settings=settings)
+        out[topic] = {"cited": [c.paper.paper_id for c in res.citations],
+                      "themes": [t.title for t in res.themes],
+                      "related": [h.paper.paper_id for h in getattr(res, "related", []) or []],
+                      "abstained": res.abstained, "seconds": round(time.perf_counter() - t0, 2)}
+    return out
+
+
+def before_side(rev: str, home: Path) -> dict[str, dict]:
+    """run_side with the code of `rev`, exported to a temporary folder and run in a subprocess."""
+    with tempfile.TemporaryDirectory(prefix="paperchat-before-") as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": tmp}
+        code = (f"import sys, json; sys.path.insert(0, {tmp!r}); sys.path.insert(1, {str(ROOT / 'bench')!r}); "
+                f"import summarise_topics as s; from pathlib import Path; "
+                f"print(json.dumps(s.run_side(Path({str(home)!r}))))")
+        proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp, capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def share(side: dict[str, dict], gold: dict[str, list[str]]) -> dict:
+    per, on, cited = {}, 0, 0
+    for topic, r in side.items():
+        g = set(gold[topic])
+        k = sum(1 for pid in r["cited"] if pid in g)
+        per[topic] = {"cited": len(r["cited"]), "on_topic": k,
+                      "share": round(k / len(r["cited"]), 3) if r["cited"] else None,
+                      "related": len(r["related"]), "related_on_topic": sum(1 for p in r["related"] if p in g),
+                      "themes": r["themes"]}
+        on += k
+        cited += len(r["cited"])
+    shares = [p["share"] for p in per.values() if p["share"] is not None]
+    return {"topics": per, "pooled_share": round(on / cited, 3) if cited else None,
+            "macro_share": round(sum(shares) / len(shares), 3) if shares else None,
+            "cited": cited, "on_topic": on}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--home", type=Path, default=Path("/tmp/paperchat-topics"))
+    ap.add_argument("--n", type=int, default=3000)
+    ap.add_argument("--per-topic", type=int, default=80)
+    ap.add_argument("--before-rev", default="", help="git revision of the 'before' code (default: merge-base with main)")
+    ap.add_argument("--ingest-only", action="store_true")
+    args = ap.parse_args()
+    if not PAPERLISTS.exists():
+        print(f"skipped: {PAPERLISTS} is absent (see ../shared/data/README.md)")
+        return
+    m = print_header("summaries on a public topic set: share of cited papers on the topic")
+    started = time.time()
+    corpus = args.home / "topics.jsonl"
+    gold = build_corpus(corpus, args.n, args.per_topic)
+    sys.path.insert(0, str(ROOT))
+    open_library(args.home, corpus)
+    if args.ingest_only:
+        return
+    rev = args.before_rev or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
+                                            capture_output=True, text=True).stdout.strip()
+    before = share(before_side(rev, args.home), gold)
+    after = share(run_side(args.home), gold)
+    print(f"{'topic':34s} {'papers':>6s}  {'before':>14s}  {'after':>14s}  related(on topic)")
+    for topic in TOPICS:
+        b, a = before["topics"][topic], after["topics"][topic]
+        fmt = lambda x: f"{x['on_topic']}/{x['cited']} " + (f"{x['share']:.0%}" if x["share"] is not None else "-")  # noqa: E731
+        print(f"{topic:34s} {len(gold[topic]):6d}  {fmt(b):>14s}  {fmt(a):>14s}  {a['related']}({a['related_on_topic']})")
+    print(f"\npooled share of cited papers on the topic: before {before['pooled_share']:.1%} "
+          f"({before['on_topic']}/{before['cited']}), after {after['pooled_share']:.1%} ({after['on_topic']}/{after['cited']})")
+    print(f"mean share per topic: before {before['macro_share']:.1%}, after {after['macro_share']:.1%}")
+    write_results("summarise_topics", {"before_rev": rev, "n_papers": args.n,
+                                       "topics": {t: len(v) for t, v in gold.items()},
+                                       "before": before, "after": after}, m, started)
+
+
+if __name__ == "__main__":
+    main()
