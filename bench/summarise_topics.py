@@ -3,8 +3,8 @@
 The topic set is built from the paperlists papers that carry author keywords (7,881 of 87,691): a topic
 is a keyword many papers share; a paper is on the topic when one of its keywords (the part after the
 last ':' of "machine learning: ml: federated learning") contains the topic phrase or an alias of it, or
-its title does. The library is those papers (at most --n, default 3,000: every paper carrying a topic
-keyword up to --per-topic, then other keyword papers), ingested with the real embedder under --home.
+its title does. The library is those papers (at most --n, default 1,000: up to --per-topic (40) papers of
+each topic, then other keyword papers), ingested with the real embedder under --home.
 
 Both sides run in one invocation on the same library: "before" is the code of --before-rev (default
 main's commit this branch started from), exported with `git archive` to a temporary folder and run in
@@ -75,15 +75,20 @@ def on_topic(record: dict, aliases: tuple[str, ...]) -> bool:
     return any(_matches(a, t) for a in aliases for t in texts)
 
 
-def build_corpus(dest: Path, n: int, per_topic: int) -> dict[str, list[str]]:
-    """The library's records as JSON Lines at dest; returns topic -> ids of the papers on it."""
+def build_corpus(dest: Path, n: int, per_topic: int) -> dict[str, set[str]]:
+    """The library's records as JSON Lines at dest (taken in turn from each topic's papers, up to per_topic
+    each, then other keyword papers up to n); returns topic -> ids of every keyword paper on it (of the
+    whole file, so a library built with other settings is judged the same way)."""
     with gzip.open(PAPERLISTS, "rt", encoding="utf-8") as f:
         records = [r for r in map(json.loads, f) if r.get("keywords") and r.get("abstract")]
+    gold = {t: {r["id"] for r in records if on_topic(r, a)} for t, a in TOPICS.items()}
+    by_id = {r["id"]: r for r in records}
     chosen: dict[str, dict] = {}
-    for aliases in TOPICS.values():
-        hits = [r for r in records if on_topic(r, aliases)]
-        for r in hits[:per_topic]:
-            chosen[r["id"]] = r
+    lists = [[i for i in (r["id"] for r in records) if i in gold[t]][:per_topic] for t in TOPICS]
+    for row in range(per_topic):  # round robin, so a partial ingest still covers every topic
+        for ids in lists:
+            if row < len(ids):
+                chosen.setdefault(ids[row], by_id[ids[row]])
     for r in records:
         if len(chosen) >= n:
             break
@@ -93,7 +98,7 @@ def build_corpus(dest: Path, n: int, per_topic: int) -> dict[str, list[str]]:
     with open(dest, "w", encoding="utf-8") as out:
         for r in picked:
             out.write(json.dumps(r, ensure_ascii=False) + "\n")
-    return {t: [r["id"] for r in picked if on_topic(r, a)] for t, a in TOPICS.items()}
+    return gold
 
 
 def open_library(home: Path, corpus: Path | None = None):
@@ -141,7 +146,7 @@ def before_side(rev: str, home: Path) -> dict[str, dict]:
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def share(side: dict[str, dict], gold: dict[str, list[str]]) -> dict:
+def share(side: dict[str, dict], gold: dict[str, set[str]]) -> dict:
     per, on, cited = {}, 0, 0
     for topic, r in side.items():
         g = set(gold[topic])
@@ -161,8 +166,8 @@ def share(side: dict[str, dict], gold: dict[str, list[str]]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--home", type=Path, default=Path("/tmp/paperchat-topics"))
-    ap.add_argument("--n", type=int, default=3000)
-    ap.add_argument("--per-topic", type=int, default=80)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--per-topic", type=int, default=40)
     ap.add_argument("--before-rev", default="", help="git revision of the 'before' code (default: merge-base with main)")
     ap.add_argument("--ingest-only", action="store_true")
     args = ap.parse_args()
@@ -179,18 +184,22 @@ def main() -> None:
         return
     rev = args.before_rev or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
                                             capture_output=True, text=True).stdout.strip()
+    lib, _ = open_library(args.home)
+    ids = {p.paper_id for p in lib.papers()}
+    in_lib = {t: g & ids for t, g in gold.items()}  # the papers a summary could cite
     before = share(before_side(rev, args.home), gold)
     after = share(run_side(args.home), gold)
+    print(f"library: {len(ids)} papers\n")
     print(f"{'topic':34s} {'papers':>6s}  {'before':>14s}  {'after':>14s}  related(on topic)")
     for topic in TOPICS:
         b, a = before["topics"][topic], after["topics"][topic]
         fmt = lambda x: f"{x['on_topic']}/{x['cited']} " + (f"{x['share']:.0%}" if x["share"] is not None else "-")  # noqa: E731
-        print(f"{topic:34s} {len(gold[topic]):6d}  {fmt(b):>14s}  {fmt(a):>14s}  {a['related']}({a['related_on_topic']})")
+        print(f"{topic:34s} {len(in_lib[topic]):6d}  {fmt(b):>14s}  {fmt(a):>14s}  {a['related']}({a['related_on_topic']})")
     print(f"\npooled share of cited papers on the topic: before {before['pooled_share']:.1%} "
           f"({before['on_topic']}/{before['cited']}), after {after['pooled_share']:.1%} ({after['on_topic']}/{after['cited']})")
     print(f"mean share per topic: before {before['macro_share']:.1%}, after {after['macro_share']:.1%}")
-    write_results("summarise_topics", {"before_rev": rev, "n_papers": args.n,
-                                       "topics": {t: len(v) for t, v in gold.items()},
+    write_results("summarise_topics", {"before_rev": rev, "n_papers": len(ids),
+                                       "topics": {t: len(v) for t, v in in_lib.items()},
                                        "before": before, "after": after}, m, started)
 
 
