@@ -59,6 +59,35 @@ TOPICS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Keywords too general to be a research area a summary is asked about
+_GENERAL = {"deep learning", "machine learning", "applications", "general", "theory", "evaluation", "benchmark",
+            "other", "others", "optimization", "neural networks", "representation learning", "computer vision",
+            "natural language processing", "reinforcement learning", "large language models", "large language model",
+            "robotics", "classification", "explainability", "interpretability", "robustness", "efficiency"}
+
+
+def narrow_topics(corpus: Path, low: int = 3, high: int = 8, limit: int = 20) -> dict[str, tuple[str, ...]]:
+    """Areas the library barely covers: author keywords (two words or more) that low..high of its papers carry."""
+    from collections import Counter
+
+    counts: Counter = Counter()
+    for line in open(corpus, encoding="utf-8"):
+        r = json.loads(line)
+        counts.update(set(_leaves(r.get("keywords") or "")))
+    keep = [k for k, c in counts.items() if low <= c <= high and len(k.split()) >= 2 and k not in _GENERAL
+            and k not in TOPICS and k.replace("-", " ").replace(" ", "").isalpha() and len(k) <= 40]
+    keep.sort(key=lambda k: (-counts[k], k))
+    out: dict[str, tuple[str, ...]] = {}
+    for k in keep:  # not a broad topic again, nor a plural or spelling of one taken
+        if any(_matches(a, k) or _matches(k, a) for aliases in TOPICS.values() for a in aliases) or "applications" in k:
+            continue
+        if any(_matches(k.rstrip("s"), o) or _matches(o.rstrip("s"), k) or k.split()[-1] == o.split()[-1] and
+               k.split()[0][:5] == o.split()[0][:5] for o in out):
+            continue
+        out[k] = (k,)
+    return dict(list(out.items())[:limit])
+
+
 def _leaves(kw: str) -> list[str]:
     parts = kw if isinstance(kw, list) else kw.replace(",", ";").split(";")
     return [p.split(":")[-1].strip().lower() for p in parts if p.strip()]
@@ -115,13 +144,13 @@ def open_library(home: Path, corpus: Path | None = None):
     return lib, settings
 
 
-def run_side(home: Path) -> dict[str, dict]:
+def run_side(home: Path, topics: list[str]) -> dict[str, dict]:
     """summarise() every topic with the code on sys.path: cited ids, themes, related ids, seconds."""
     from rag.tasks.summarise import summarise
 
     lib, settings = open_library(home)
     out = {}
-    for topic in TOPICS:
+    for topic in topics:
         t0 = time.perf_counter()
         res = summarise(topic, lib, settings=settings)
         out[topic] = {"cited": [c.paper.paper_id for c in res.citations],
@@ -131,15 +160,18 @@ def run_side(home: Path) -> dict[str, dict]:
     return out
 
 
-def before_side(rev: str, home: Path) -> dict[str, dict]:
+def before_side(rev: str, home: Path, topics: list[str]) -> dict[str, dict]:
     """run_side with the code of `rev`, exported to a temporary folder and run in a subprocess."""
     with tempfile.TemporaryDirectory(prefix="paperchat-before-") as tmp:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         env = {**os.environ, "PYTHONPATH": tmp}
-        code = (f"import sys, json; sys.path.insert(0, {tmp!r}); sys.path.insert(1, {str(ROOT / 'bench')!r}); "
+        # _common puts this checkout on sys.path: take it off again, so `rag` is the exported revision's
+        code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'bench')!r}); "
                 f"import summarise_topics as s; from pathlib import Path; "
-                f"print(json.dumps(s.run_side(Path({str(home)!r}))))")
+                f"sys.path[:] = [{tmp!r}] + [p for p in sys.path if p not in ({str(ROOT)!r}, '')]; "
+                f"import rag; assert rag.__file__.startswith({tmp!r}), rag.__file__; "
+                f"print(json.dumps(s.run_side(Path({str(home)!r}), {topics!r})))")
         proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp, capture_output=True, text=True)
         if proc.returncode:
             raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
@@ -186,21 +218,31 @@ def main() -> None:
                                             capture_output=True, text=True).stdout.strip()
     lib, _ = open_library(args.home)
     ids = {p.paper_id for p in lib.papers()}
+    narrow = narrow_topics(corpus)
+    with gzip.open(PAPERLISTS, "rt", encoding="utf-8") as f:
+        records = [r for r in map(json.loads, f) if r.get("keywords") and r.get("abstract")]
+    gold.update({t: {r["id"] for r in records if on_topic(r, a)} for t, a in narrow.items()})
     in_lib = {t: g & ids for t, g in gold.items()}  # the papers a summary could cite
-    before = share(before_side(rev, args.home), gold)
-    after = share(run_side(args.home), gold)
-    print(f"library: {len(ids)} papers\n")
-    print(f"{'topic':34s} {'papers':>6s}  {'before':>14s}  {'after':>14s}  related(on topic)")
-    for topic in TOPICS:
-        b, a = before["topics"][topic], after["topics"][topic]
-        fmt = lambda x: f"{x['on_topic']}/{x['cited']} " + (f"{x['share']:.0%}" if x["share"] is not None else "-")  # noqa: E731
-        print(f"{topic:34s} {len(in_lib[topic]):6d}  {fmt(b):>14s}  {fmt(a):>14s}  {a['related']}({a['related_on_topic']})")
-    print(f"\npooled share of cited papers on the topic: before {before['pooled_share']:.1%} "
-          f"({before['on_topic']}/{before['cited']}), after {after['pooled_share']:.1%} ({after['on_topic']}/{after['cited']})")
-    print(f"mean share per topic: before {before['macro_share']:.1%}, after {after['macro_share']:.1%}")
-    write_results("summarise_topics", {"before_rev": rev, "n_papers": len(ids),
-                                       "topics": {t: len(v) for t, v in in_lib.items()},
-                                       "before": before, "after": after}, m, started)
+    topics = list(TOPICS) + list(narrow)
+    before = before_side(rev, args.home, topics)
+    after = run_side(args.home, topics)
+    print(f"library: {len(ids)} papers; {len(TOPICS)} broad topics (a topic's keyword on 33-62 of its papers), "
+          f"{len(narrow)} narrow ones (a keyword on 3-8)\n")
+    figures = {"before_rev": rev, "n_papers": len(ids), "topics": {t: len(v) for t, v in in_lib.items()}}
+    fmt = lambda x: f"{x['on_topic']}/{x['cited']} " + (f"{x['share']:.0%}" if x["share"] is not None else "-")  # noqa: E731
+    for label, group in (("broad", list(TOPICS)), ("narrow", list(narrow)), ("all", topics)):
+        b = share({t: before[t] for t in group}, gold)
+        a = share({t: after[t] for t in group}, gold)
+        figures[label] = {"before": b, "after": a}
+        if label != "all":
+            print(f"{label + ' topics':34s} {'papers':>6s}  {'before':>14s}  {'after':>14s}  related(on topic)")
+            for t in group:
+                bt, at = b["topics"][t], a["topics"][t]
+                print(f"{t[:34]:34s} {len(in_lib[t]):6d}  {fmt(bt):>14s}  {fmt(at):>14s}  {at['related']}({at['related_on_topic']})")
+        print(f"{label}: share of cited papers on the topic, pooled: before {b['pooled_share']:.1%} "
+              f"({b['on_topic']}/{b['cited']}), after {a['pooled_share']:.1%} ({a['on_topic']}/{a['cited']}); "
+              f"mean per topic: before {b['macro_share']:.1%}, after {a['macro_share']:.1%}\n")
+    write_results("summarise_topics", figures, m, started)
 
 
 if __name__ == "__main__":
