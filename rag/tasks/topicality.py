@@ -14,20 +14,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..grades import ANSWERS_AT, FLOOR, relevance
+from ..grades import FLOOR, relevance
 from ..records import Hit
 from ..roles import roles_of
 from ..sentences import split_sentences
 
 CONTRIBUTION = frozenset({"objective", "method", "result"})
-# A paper is on the topic when its score reaches ON_TOPIC -- the grade at which a sentence answers a
-# question on its own -- and RELATIVE times the best paper's; near misses reach NEAR (rag.grades' floor).
+# A paper is on the topic when its score reaches ON_TOPIC (on rag.grades' scale: between its floor and
+# the grade at which a sentence answers a question) and RELATIVE times the best paper's; near misses
+# reach NEAR (rag.grades' floor).
 # Background sentences count BACKGROUND_DISCOUNT less: an abstract often names its area only there
 # ("Selective state space models such as Mamba have emerged ...") and then says "this paper develops a
 # control-theoretic framework", but a bandit paper's passing "switching costs" should not carry it.
 # Chosen on the seeds (the cases of issue 16: optimal transport, RLHF, diffusion models, Mamba, federated
 # learning, graph neural networks, in-context learning, attention), not on the benchmark's topics.
-ON_TOPIC = ANSWERS_AT
+ON_TOPIC = 0.55
 RELATIVE = 0.75
 NEAR = FLOOR
 BACKGROUND_DISCOUNT = 0.2
