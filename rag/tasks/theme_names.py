@@ -154,11 +154,13 @@ def name_themes(groups: list[list], background: list[Paper], topic: str, emb=Non
     docs = {p.paper_id: paper_text(p) for p in background}
     for g in groups:
         for r in g:
-            if hasattr(r, "roles"):  # a summary's Reading: its contribution names it; a map's Paper: all of it
-                docs[r.paper.paper_id] = contribution_text(r)
-            else:
+            # A map's Paper is named from all of it; a summary's Reading from its contribution. Told apart
+            # by type: Papers carry `roles` too since roles are stored with records.
+            if isinstance(r, Paper):
                 docs.setdefault(r.paper_id, paper_text(r))
-    groups = [[getattr(r, "paper", r) if not isinstance(r, Paper) else r for r in g] for g in groups]
+            else:
+                docs[r.paper.paper_id] = contribution_text(r)
+    groups = [[r if isinstance(r, Paper) else r.paper for r in g] for g in groups]
     doc_terms: dict[str, Counter] = {}
     surface: dict[str, Counter] = {}
     for pid, text in docs.items():
