@@ -6,6 +6,9 @@ import os
 import signal
 import socket
 import subprocess
+import time
+import urllib.error
+import urllib.request
 
 
 def free_port() -> int:
@@ -24,3 +27,20 @@ def stop_group(proc: subprocess.Popen, timeout: float = 10) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def wait_healthy(port: int, timeout: float = 90, proc: subprocess.Popen | None = None) -> bool:
+    """Wait until a llama.cpp server on `port` answers /health with 200. Its port opens before the model has
+    loaded (it answers 503 meanwhile), and on a loaded machine the first requests then fail."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except (OSError, urllib.error.URLError):
+            pass
+        time.sleep(0.2)
+    return False

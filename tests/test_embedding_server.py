@@ -7,16 +7,14 @@ mismatch. The model is slow on a loaded 2-core machine, so the corpus is twelve 
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
 from conftest import make_settings
 from embedserver import serve
-from procs import free_port, stop_group
+from procs import free_port, stop_group, wait_healthy
 from rag.embedders import EmbedderMismatch
 from rag.library import Library
 from rag.retrieval import search
@@ -68,15 +66,8 @@ def embedding_server():
     proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(model), str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    pytest.fail("the llama.cpp embedding server did not start")
-                time.sleep(0.2)
+        if not wait_healthy(port, timeout=120, proc=proc):
+            pytest.fail("the llama.cpp embedding server did not become ready")
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         stop_group(proc)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import socket
-import time
 from pathlib import Path
 
-from procs import free_port
+from procs import free_port, wait_healthy
 import pytest
 
 from rag.tasks.ask import ask
@@ -39,13 +37,8 @@ def llama_server():
     p.n_predict = 160  # keep a babbling small model short
     p.model_alias = "smollm2"
     server = xllamacpp.Server(p)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
+    if not wait_healthy(port, timeout=90):
+        pytest.fail("the llama.cpp server did not become ready")
     yield f"http://127.0.0.1:{port}/v1"
     del server
 
