@@ -96,9 +96,9 @@ def test_honest_gzip_file_is_not_refused(tmp_path, monkeypatch):
 
 
 def test_ui_record_estimate_is_the_capped_one_and_reads_in_blocks(tmp_path):
-    import ui.app
+    import ui.librarytab
 
-    assert ui.app.estimate_records is estimate_records
+    assert ui.librarytab.estimate_records is estimate_records
     f = tmp_path / "oneline.txt.gz"  # a seed list whose one "paragraph" is 30 MB without a line break
     f.write_bytes(gzip.compress(b"ICML 2026 Papers\n\n" + b"y" * (30 << 20)))
     tracemalloc.start()
@@ -321,7 +321,7 @@ def test_library_layer_refuses_non_positive_k(hostile_lib):
 def test_a_backwards_year_range_means_the_years_between_everywhere(cli_home, tmp_path, capsys):
     from rag.cli import main
     from rag.retrieval import Filters
-    from ui.app import make_filters
+    from ui.filters import make_filters
 
     f = tmp_path / "years.jsonl"
     f.write_text(jsonl(*[{"title": f"Paper {y}", "year": y, "abstract": f"Graph colouring results of {y}."}

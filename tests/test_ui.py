@@ -52,7 +52,8 @@ def client(app_url):
 
 def test_render_escapes_links_and_streams():
     from ui import render
-    from ui.app import _stream, make_filters
+    from ui.filters import make_filters
+    from ui.streaming import stream_task as _stream
 
     hostile = "<img src=x onerror=alert(1)> **bold** [link](http://evil.example) ![i](http://x/y.png) $x$ {{v}} ${v}"
     out = render.md(hostile)

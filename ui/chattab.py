@@ -1,0 +1,255 @@
+"""The Chat tab: a question, a summary request or a claim in; a streamed, cited answer, its sources panel
+and its exports out. Everything a session sees lives in its gr.State or its own export folder."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import gradio as gr
+
+from rag.exports import write_exports
+from rag.library import Library
+from rag.retrieval import Filters
+from rag.settings import Settings
+from rag.tasks.ask import ask
+from rag.tasks.cite import cite
+from rag.tasks.summarise import summarise
+
+from . import render
+from .filters import ALL_VENUES, ANY_YEAR, filter_choices, make_filters
+from .maptab import cited_ids, show_on_map_link
+from .render import h, md
+from .streaming import Unavailable, error_text, stream_task
+
+ASK, SUMMARISE, CITE = "Ask", "Summarise an area", "Find support for a claim"
+MODES = [ASK, SUMMARISE, CITE]
+_MODE_ALIASES = {"ask": ASK, "summarise": SUMMARISE, "summarize": SUMMARISE, "cite": CITE,
+                 "claim": CITE, "support": CITE}
+PLACEHOLDER = {
+    ASK: "Ask a question about the papers…",
+    SUMMARISE: "Name a research area, e.g. optimisation under heavy-tailed gradient noise",
+    CITE: "Paste a claim from your draft; the abstracts that bear on it are listed…",
+}
+BUTTON = {ASK: "Ask", SUMMARISE: "Summarise", CITE: "Find support"}
+WORKING = {ASK: "Searching the library…", SUMMARISE: "Reading the area’s abstracts…", CITE: "Looking for evidence…"}
+_MAX_EARLIER = 8  # earlier turns kept (folded) in the sources panel
+EXAMPLES = [  # (text, mode, label) shown in the empty chat
+    ("How can hyper-connections keep the identity mapping of residual connections and train stably at scale?",
+     ASK, "How can hyper-connections train stably at scale?"),
+    ("Mamba and selective state space models", SUMMARISE, "Mamba and selective state space models"),
+    ("Projecting the residual connection space onto a manifold restores the identity mapping.", CITE,
+     "Projecting residual connections onto a manifold restores the identity mapping."),
+]
+
+
+def mode_of(value: str | None) -> str:
+    if value in MODES:
+        return value
+    return _MODE_ALIASES.get((value or "").strip().lower(), ASK)
+
+
+class ChatTab:
+    def __init__(self, library: Library, settings: Settings, export_root: Path, header: Callable[[], str]):
+        self.library = library
+        self.settings = settings
+        self.export_root = export_root
+        self.header = header
+
+    # -- sessions -------------------------------------------------------------------
+
+    def session_dir(self, request: gr.Request | None) -> Path:
+        sid = getattr(request, "session_hash", None) or "anonymous"
+        d = self.export_root / "sessions" / hashlib.sha256(sid.encode()).hexdigest()[:20]
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def drop_session(self, request: gr.Request) -> None:
+        if request is not None and getattr(request, "session_hash", None):
+            shutil.rmtree(self.session_dir(request), ignore_errors=True)
+
+    # -- asking ---------------------------------------------------------------------
+
+    def run(self, message: str, mode: str, filters: Filters, history, turn: int) -> Iterator[str]:
+        """Yield streamed text; return a render.Rendered (via StopIteration.value)."""
+        mode = mode_of(mode)
+        if mode == ASK:
+            ans = yield from stream_task(ask, dict(question=message, library=self.library, settings=self.settings,
+                                                   filters=filters, history=list(history)), tokens=True)
+            return render.render_answer(ans, turn, filters)
+        if mode == SUMMARISE:
+            res = yield from stream_task(summarise, dict(topic=message, library=self.library, settings=self.settings,
+                                                         filters=filters), tokens=True)
+            return render.render_summary(res, message, turn, filters)
+        res = yield from stream_task(cite, dict(claim=message, library=self.library, settings=self.settings,
+                                                filters=filters), tokens=False)
+        return render.render_evidence(res, message, turn, filters)
+
+    def respond(self, message, chat, mode, venue, year_from, year_to, state, request: gr.Request):
+        """The chat: stream the answer into the last bubble, then fill the sources panel and the exports."""
+        chat = list(chat or [])
+        state = dict(state or {})
+        turns = list(state.get("turns", []))
+        history = list(state.get("history", []))
+        message = (message or "").strip()
+        skip = gr.skip()
+        if not message:
+            yield skip, chat, skip, state, skip, skip
+            return
+        mode = mode_of(mode)
+        turn = int(state.get("n", 0)) + 1  # card ids stay unique for the whole session
+        filters = make_filters(venue, year_from, year_to)
+        chat.append({"role": "user", "content": md(message)})
+        chat.append({"role": "assistant", "content": f"*{WORKING[mode]}*"})
+        earlier = [(t["label"], t["panel"]) for t in reversed(turns)][:_MAX_EARLIER]
+        yield "", chat, render.stack_panels(render.empty_panel(WORKING[mode]), earlier), state, skip, skip
+
+        rendered = None
+        try:
+            if len(self.library) == 0:
+                raise Unavailable("The library is empty: add abstract lists in the Library tab first.")
+            gen = self.run(message, mode, filters, history, turn)
+            while True:
+                try:
+                    text = next(gen)
+                except StopIteration as stop:
+                    rendered = stop.value
+                    break
+                chat[-1] = {"role": "assistant", "content": md(text) + " ▍"}
+                yield skip, chat, skip, state, skip, skip
+        except Exception as exc:  # noqa: BLE001 - a failed turn must not break the session
+            chat[-1] = {"role": "assistant", "content": f"⚠️ {md(error_text(exc))}"}
+            panel = turns[-1]["panel"] if turns else render.empty_panel("No sources yet.")
+            yield skip, chat, render.stack_panels(panel, earlier[1:] if turns else []), state, skip, skip
+            return
+
+        link = show_on_map_link(cited_ids(rendered))
+        chat[-1] = {"role": "assistant", "content": rendered.chat + (f"\n\n{link}" if link else "")}
+        label = f"{h(mode)}: {h(message if len(message) <= 80 else message[:77] + '…')}"
+        turns.append({"label": label, "panel": rendered.panel, "mode": mode})
+        if mode == ASK:
+            # The cited papers go with the turn: a follow-up ("what do they prove?") is answered from them first.
+            history.append((message, rendered.data.get("answer", ""),
+                            [c["paper_id"] for c in rendered.data.get("citations", [])]))
+        state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
+                 "last_mode": mode}
+        md_path, bib_path = write_exports(self.session_dir(request), turn, rendered.export_md, rendered.citations)
+        yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
+
+    def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "") -> dict:
+        """One question, no chat history: the task's JSON (as `paperchat ask|summarise|cite --json` prints it)
+        plus `ui_mode` (the UI mode used), `chat` (the answer as the chat shows it) and `html` (the sources panel)."""
+        mode = mode_of(mode)
+        gen = self.run(message, mode, make_filters(venue, year_from, year_to), [], 1)
+        try:
+            while True:
+                next(gen)
+        except StopIteration as stop:
+            rendered = stop.value
+        return {"ui_mode": mode, **rendered.data, "chat": rendered.chat, "html": rendered.panel}
+
+    def refresh_filters(self, venue, yf, yt):
+        venues, years = filter_choices(self.library)
+        keep = lambda v, ch: v if v in ch else ch[0]  # noqa: E731
+        vvals = [v for _, v in venues]
+        return (gr.Dropdown(choices=venues, value=keep(venue or ALL_VENUES, vvals)),
+                gr.Dropdown(choices=years, value=keep(str(yf) if yf else ANY_YEAR, years)),
+                gr.Dropdown(choices=years, value=keep(str(yt) if yt else ANY_YEAR, years)),
+                self.header())
+
+    # -- layout and events ----------------------------------------------------------
+
+    def build(self) -> None:
+        """The tab's components (inside an open gr.Tab); events are wired by wire()."""
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=6, min_width=420):
+                self.mode = gr.Radio(MODES, value=ASK, show_label=False, elem_id="pc-mode", container=False)
+                self.chatbot = gr.Chatbot(
+                    elem_id="pc-chat", show_label=False, height="calc(100vh - 390px)", min_height=300,
+                    latex_delimiters=[], feedback_options=None, buttons=["copy"],
+                    placeholder="<div class='pc-hello'><b>Ask the library.</b><br>Every sentence of the "
+                                "answer cites the abstracts it rests on; the sources appear on the right "
+                                "with the supporting sentence highlighted.</div>",
+                    examples=[{"text": t, "display_text": f"{m} · {d}"} for t, m, d in EXAMPLES],
+                )
+                with gr.Row(elem_id="pc-inputrow"):
+                    self.box = gr.Textbox(placeholder=PLACEHOLDER[ASK], show_label=False, lines=1, max_lines=6,
+                                          scale=8, container=False, autofocus=True, elem_id="pc-input",
+                                          submit_btn=False)
+                    self.send = gr.Button(BUTTON[ASK], variant="primary", scale=0, min_width=150, elem_id="pc-send")
+                with gr.Row(elem_id="pc-filters"):
+                    venues, years = filter_choices(self.library)
+                    self.venue = gr.Dropdown(venues, value=ALL_VENUES, label="Venue", scale=2, min_width=140,
+                                             elem_id="pc-venue")
+                    self.year_from = gr.Dropdown(years, value=ANY_YEAR, label="From year", scale=1,
+                                                 min_width=100, elem_id="pc-year-from")
+                    self.year_to = gr.Dropdown(years, value=ANY_YEAR, label="To year", scale=1, min_width=100,
+                                               elem_id="pc-year-to")
+            with gr.Column(scale=5, min_width=360, elem_id="pc-sources-col"):
+                with gr.Row(elem_id="pc-actions"):
+                    gr.HTML('<span class="pc-label">Export the last answer</span>', padding=False,
+                            elem_id="pc-export-label")
+                    self.dl_md = gr.DownloadButton("⬇ Markdown", value=None, interactive=False, size="sm",
+                                                   variant="secondary", elem_id="pc-dl-md", min_width=100)
+                    self.dl_bib = gr.DownloadButton("⬇ BibTeX", value=None, interactive=False, size="sm",
+                                                    variant="secondary", elem_id="pc-dl-bib", min_width=100)
+                self.sources = gr.HTML(
+                    render.stack_panels(render.empty_panel(
+                        "Sources appear here: one card per cited paper, with the sentence that supports "
+                        "the answer highlighted."), []),
+                    elem_id="pc-sources", padding=False)
+
+    @property
+    def filters(self) -> list:
+        return [self.venue, self.year_from, self.year_to]
+
+    def refresh_step(self, header: gr.HTML) -> dict:
+        """A .then() step that refreshes the filter choices and the header (after an ingest, on tab select)."""
+        return dict(fn=self.refresh_filters, inputs=self.filters, outputs=self.filters + [header],
+                    api_visibility="private", show_progress="hidden")
+
+    def wire(self, demo: gr.Blocks, state: gr.State, header: gr.HTML, tab: gr.Tab) -> None:
+        chat_io = dict(inputs=[self.box, self.chatbot, self.mode, *self.filters, state],
+                       outputs=[self.box, self.chatbot, self.sources, state, self.dl_md, self.dl_bib])
+
+        def enable_exports(md_file, bib_file):
+            return gr.DownloadButton(interactive=bool(md_file)), gr.DownloadButton(interactive=bool(bib_file))
+
+        exports = dict(fn=enable_exports, inputs=[self.dl_md, self.dl_bib], outputs=[self.dl_md, self.dl_bib],
+                       api_visibility="private", show_progress="hidden", queue=False)
+        # a long answer (a summary) is shown from its top once it is complete, not scrolled to its end
+        to_top = dict(fn=None, js="() => window.__paperchatTop && window.__paperchatTop()", queue=False,
+                      api_visibility="private", show_progress="hidden")
+        self.send.click(self.respond, api_name="respond", show_progress="hidden", **chat_io).then(
+            **exports).then(**to_top)
+        self.box.submit(self.respond, api_visibility="private", show_progress="hidden", **chat_io).then(
+            **exports).then(**to_top)
+
+        def on_mode(m):
+            m = mode_of(m)
+            return gr.Textbox(placeholder=PLACEHOLDER[m]), gr.Button(BUTTON[m])
+
+        self.mode.change(on_mode, self.mode, [self.box, self.send], api_visibility="private", show_progress="hidden",
+                         queue=False)
+
+        def on_example(evt: gr.SelectData):
+            text = (evt.value or {}).get("text", "") if isinstance(evt.value, dict) else str(evt.value or "")
+            return text, next((m for t, m, _ in EXAMPLES if t == text), ASK)
+
+        self.chatbot.example_select(on_example, None, [self.box, self.mode], api_visibility="private",
+                                    show_progress="hidden", queue=False).then(
+            self.respond, show_progress="hidden", api_visibility="private", **chat_io).then(**exports).then(**to_top)
+
+        def on_clear(request: gr.Request):
+            self.drop_session(request)
+            return (None, render.stack_panels(render.empty_panel("No sources yet."), []),
+                    gr.DownloadButton(value=None, interactive=False), gr.DownloadButton(value=None, interactive=False))
+
+        self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib], api_visibility="private",
+                           show_progress="hidden")
+        tab.select(**self.refresh_step(header))
+        demo.load(**self.refresh_step(header))
+        gr.api(self.query, api_name="query")
+        demo.unload(self.drop_session)
