@@ -65,6 +65,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--bibtex", type=Path, metavar="FILE")
 
+    p = sub.add_parser("compare", help="a literature table: each paper's problem, approach, finding and setting, cited")
+    p.add_argument("topic", nargs="?", default="", help="the topic (optional with --papers)")
+    add_filters(p)
+    p.add_argument("--k", type=_positive, default=15, help="papers at most (default 15)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="rows and cells in full (sentence, role, score, paper id)")
+    fmt.add_argument("--csv", action="store_true", help="the table as CSV")
+    fmt.add_argument("--markdown", action="store_true", help="the table as Markdown")
+    p.add_argument("--bibtex", type=Path, metavar="FILE", help="write the rows' BibTeX to FILE")
+    p.add_argument("--width", type=_positive, help="terminal table width (default: the terminal's, at most 100 "
+                                                    "when not a terminal)")
+
     p = sub.add_parser("cite", help="abstracts that support or contradict a claim")
     p.add_argument("claim")
     add_filters(p)
@@ -245,6 +257,33 @@ def cmd_cite(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    import shutil
+
+    from .exports import to_bibtex
+    from .tasks.compare import compare
+    from .tasks.compare_render import render_text, to_csv, to_markdown
+
+    table = compare(args.topic, _library(args), settings=_settings(args), filters=_filters(args), k=args.k)
+    if args.bibtex and not table.abstained:
+        args.bibtex.write_text(to_bibtex(table.citations()), encoding="utf-8")
+    if args.json:
+        _print_json(table.as_json())
+    elif args.csv and not table.abstained:
+        sys.stdout.write(to_csv(table))
+    elif args.markdown and not table.abstained:
+        print(to_markdown(table))
+    elif not table.abstained:
+        width = args.width or (shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100)
+        print(render_text(table, width))
+    if table.abstained:  # one line saying why there is no table; the nearest papers are in --json
+        print(f"paperchat: {table.message}", file=sys.stderr)
+        return 1
+    for f in table.flags:
+        print(f"note: {f}", file=sys.stderr)
+    return 0
+
+
 def cmd_serve(args) -> int:
     from ui.app import serve
 
@@ -271,7 +310,7 @@ def cmd_eval(args) -> int:
 
 
 COMMANDS = {"ingest": cmd_ingest, "papers": cmd_papers, "stats": cmd_stats, "search": cmd_search, "ask": cmd_ask,
-            "summarise": cmd_summarise, "summarize": cmd_summarise, "cite": cmd_cite, "serve": cmd_serve,
+            "summarise": cmd_summarise, "summarize": cmd_summarise, "cite": cmd_cite, "compare": cmd_compare, "serve": cmd_serve,
             "eval": cmd_eval, "map": cmd_map}
 
 

@@ -27,7 +27,7 @@ from ..settings import Settings, get_settings
 from .summary import Summary, Theme, ThemeDraft
 from .summary_writers import write_extractive, write_llm
 from .theme_names import name_themes
-from .themes import CANDIDATES, cluster, select_papers, unit
+from .themes import CANDIDATES, MAX_PAPERS, cluster, select_papers, unit
 from .topicality import on_topic, read
 
 __all__ = ["summarise", "covers_topic", "Summary", "Theme", "NO_PAPERS_TEXT"]
@@ -62,21 +62,7 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
         return Summary(topic=topic, summary=f"{NO_PAPERS_TEXT} The nearest papers touch it only in passing; "
                                             "they are listed below, not summarised.",
                        mode=mode, abstained=True, nearest=[r.hit for r in related] or hits[:5])
-    selected, vecs = select_papers(readings, emb)
-    groups = cluster(vecs)
-    themes = [ThemeDraft([selected[i] for i in g], vecs[g]) for g in groups]
-    # Themes in order of their best paper's relevance to the topic; papers inside a theme likewise.
-    for t in themes:
-        order = sorted(range(len(t.readings)), key=lambda i: -t.readings[i].score)
-        t.readings = [t.readings[i] for i in order]
-        t.vecs = t.vecs[order]
-    themes.sort(key=lambda t: -t.readings[0].score)
-    centroids = [unit(t.vecs.mean(axis=0)) for t in themes]
-    names = name_themes([t.readings for t in themes], [h.paper for h in hits], topic, emb, centroids)
-    for t, (title, terms) in zip(themes, names):
-        t.title, t.terms = title, terms
-    if len(themes) == 1:  # the whole area is one theme: its name is the topic
-        themes[0].title = topic.strip()[:1].upper() + topic.strip()[1:]
+    themes = group_into_themes(topic, readings, hits, emb)
     near = [r.hit for r in related]
     if use_llm:
         res = write_llm(topic, themes, settings, model, emb, on_token)
@@ -84,6 +70,30 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
         res = write_extractive(topic, themes, emb, on_token)
     res.related = near
     return res
+
+
+def group_into_themes(topic: str, readings: list, hits: list[Hit], emb, max_papers: int = MAX_PAPERS,
+                      by_score: bool = True) -> list[ThemeDraft]:
+    """The on-topic papers (rag.tasks.topicality.Readings) chosen by MMR, clustered into named themes; themes
+    in order of their best paper's relevance to the topic, papers inside a theme likewise (with
+    by_score=False, both keep the order the readings came in). Summaries and comparison tables group alike."""
+    selected, vecs = select_papers(readings, emb, max_papers)
+    given = {id(r): i for i, r in enumerate(readings)}
+    rank = (lambda r: -r.score) if by_score else (lambda r: given[id(r)])
+    groups = cluster(vecs)
+    themes = [ThemeDraft([selected[i] for i in g], vecs[g]) for g in groups]
+    for t in themes:
+        order = sorted(range(len(t.readings)), key=lambda i: rank(t.readings[i]))
+        t.readings = [t.readings[i] for i in order]
+        t.vecs = t.vecs[order]
+    themes.sort(key=lambda t: rank(t.readings[0]))
+    centroids = [unit(t.vecs.mean(axis=0)) for t in themes]
+    names = name_themes([t.readings for t in themes], [h.paper for h in hits], topic, emb, centroids)
+    for t, (title, terms) in zip(themes, names):
+        t.title, t.terms = title, terms
+    if len(themes) == 1 and topic.strip():  # the whole area is one theme: its name is the topic
+        themes[0].title = topic.strip()[:1].upper() + topic.strip()[1:]
+    return themes
 
 
 def covers_topic(hits: list[Hit]) -> bool:

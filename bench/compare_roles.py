@@ -1,0 +1,115 @@
+"""Comparison-table cells against CSAbstruct's gold sentence labels: does a cell's sentence carry its column's role?
+
+For each CSAbstruct test abstract (226, its own sentence split) the table's cell picker
+(rag.tasks.compare_cells.pick_cells, as `paperchat compare --papers` runs it with no topic: a sentence's
+relevance is its closeness to its own abstract, rag.grades' score) fills Problem, Approach, Finding and
+Setting from the roles our classifier (rag/roles.py, MiniLM) gives the sentences. Per column it prints
+the share of abstracts whose cell is filled and, of the filled cells, the share whose sentence carries
+the column's true label (Problem: background or objective; Approach: method; Finding: result) -- side
+by side with a position baseline (Problem = first sentence, Approach = the middle one, Finding = the
+last) and with the same picker fed the gold labels (what a perfect role classifier would give: the
+picker itself never borrows a role). Setting has no gold label: its cells' gold labels are listed.
+
+    .venv/bin/python bench/compare_roles.py          (skips when ../shared/data/csabstruct is absent)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+
+from _common import DATA, print_header, write_results
+
+GOLD = {"problem": {"background", "objective"}, "approach": {"method"}, "finding": {"result"}}
+
+
+class Memo:
+    """An embedder that embeds each distinct text once (the picker and the classifier see the same sentences)."""
+
+    def __init__(self, inner):
+        self.embedder, self.memo = inner, {}
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            for t, v in zip(missing, self.embedder.embed_array(missing)):
+                self.memo[t] = v
+        return np.stack([self.memo[t] for t in texts])
+
+    __call__ = embed_array
+
+
+def main() -> int:
+    path = DATA / "csabstruct" / "test.jsonl"
+    if not path.exists():
+        print(f"skipped: {path} is absent (see ../shared/data/README.md)")
+        return 0
+    started = time.time()
+    m = print_header("comparison cells against CSAbstruct test labels")
+    from rag.embedders import MiniLMEmbeddings
+    from rag.grades import relevance
+    from rag.records import Hit, Paper
+    from rag.roles import classify_many
+    from rag.tasks.compare_cells import pick_cells
+    from rag.tasks.topicality import Reading
+
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    emb = Memo(MiniLMEmbeddings())
+    t = time.time()
+    emb.embed_array([s for r in rows for s in r["sentences"]] + [" ".join(r["sentences"]) for r in rows])
+    print(f"embedded {sum(len(r['sentences']) for r in rows)} sentences and {len(rows)} abstracts "
+          f"in {time.time() - t:.0f} s", file=sys.stderr)
+    predicted = classify_many([r["sentences"] for r in rows], emb)
+    systems = {"ours (predicted roles)": {}, "position baseline": {}, "picker with gold roles": {}}
+    counts = {s: {c: Counter() for c in ("problem", "approach", "finding", "setting")} for s in systems}
+    setting_gold: Counter = Counter()
+    for r, roles in zip(rows, predicted):
+        sents, gold = r["sentences"], [g.lower() for g in r["labels"]]
+        abstract = " ".join(sents)
+        p = Paper(paper_id=str(r["abstract_id"]), abstract=abstract)
+        rel = relevance(abstract, sents, emb)
+        for name, rs in (("ours (predicted roles)", roles), ("picker with gold roles", gold)):
+            cells = pick_cells(Reading(Hit(paper=p, score=0.0, text=""), sents, list(rs), rel))
+            for col, cell in cells.items():
+                counts[name][col]["abstracts"] += 1
+                if not cell.stated:
+                    continue
+                counts[name][col]["filled"] += 1
+                if col in GOLD:
+                    counts[name][col]["right"] += gold[cell.position] in GOLD[col]
+                elif name.startswith("ours"):
+                    setting_gold[gold[cell.position]] += 1
+        n = len(sents)
+        for col, i in (("problem", 0), ("approach", n // 2), ("finding", n - 1)):
+            c = counts["position baseline"][col]
+            c["abstracts"] += 1
+            c["filled"] += 1
+            c["right"] += gold[i] in GOLD[col]
+    figures: dict = {"abstracts": len(rows), "sentences": sum(len(r["sentences"]) for r in rows), "systems": {}}
+    print(f"{len(rows)} abstracts, {figures['sentences']} sentences\n")
+    print(f"{'column':10} " + " ".join(f"{s:>34}" for s in systems))
+    print(f"{'':10} " + " ".join(f"{'filled':>16} {'right of filled':>17}" for _ in systems))
+    for col in ("problem", "approach", "finding"):
+        cells = []
+        for s in systems:
+            c = counts[s][col]
+            filled, right = c["filled"], c["right"]
+            share = right / filled if filled else 0.0
+            figures["systems"].setdefault(s, {})[col] = {"abstracts": c["abstracts"], "filled": filled, "right": right,
+                                                         "share_right": round(share, 4)}
+            cells.append(f"{filled:>7}/{c['abstracts']:<8} {share:>9.3f} ({right:>3})")
+        print(f"{col:10} " + " ".join(f"{x:>34}" for x in cells))
+    c = counts["ours (predicted roles)"]["setting"]
+    figures["setting"] = {"abstracts": c["abstracts"], "filled": c["filled"], "gold_labels": dict(setting_gold)}
+    print(f"\nsetting (no gold label): filled {c['filled']}/{c['abstracts']}; the gold labels of its sentences: "
+          + ", ".join(f"{k} {v}" for k, v in setting_gold.most_common()))
+    write_results("compare_roles", figures, m, started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

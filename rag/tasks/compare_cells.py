@@ -1,0 +1,140 @@
+"""Which of a paper's sentences fills each column of a comparison table, by its rhetorical role.
+
+    Problem   an objective or background sentence (rag.roles): what the paper sets out to solve
+    Approach  a method sentence
+    Finding   a result sentence
+    Setting   a sentence naming the data, the model class or the assumptions: not a role, so found by
+              its words (SETTING_CUES: "dataset", "benchmark", ImageNet, "two-layer networks", "LLMs",
+              "assume", "Lipschitz", "regime", ...) among the sentences that are not background (those
+              describe other work) and are not in another cell; else the cell is `not stated`
+
+Within a column the sentence most relevant to the topic wins (rag.grades' score, which
+rag.tasks.topicality already computed per sentence). A column whose role no sentence carries is
+`not stated`: a cell never borrows a sentence of another role. A long sentence is shown as its clause
+most relevant to the topic when that clause carries nearly all of the sentence's relevance (the span
+that reads as a phrase); the whole sentence stays in `Cell.sentence` (what the UI highlights).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..grades import relevance
+from .comparison import Cell
+from .topicality import Reading
+
+ROLE_COLUMNS = {"problem": ("objective", "background"), "approach": ("method",), "finding": ("result",)}
+# A problem statement more often says what is hard or missing than what the field is.
+_PROBLEM_CUES = re.compile(r"\b(?:challeng\w*|problem\w*|however|remain\w*|limit\w*|fail\w*|lack\w*|costly|"
+                           r"expensive|difficult\w*|open question|gap|bottleneck|suffer\w*|unclear|unknown|"
+                           r"poorly understood|address\w*|we (?:study|investigate|ask|consider))\b", re.IGNORECASE)
+PROBLEM_CUE_BONUS = 0.05
+SETTING_CUES = re.compile(
+    # data
+    r"\b(?:data ?sets?|benchmarks?|corpus|corpora|real[- ]world data|synthetic data|simulations?|"
+    r"(?:experiments?|evaluat\w+|tested|trained|validated) (?:on|across|using)|"
+    r"ImageNet|CIFAR-?\d*|MNIST|COCO|GLUE|SuperGLUE|WikiText|MMLU|GSM8K|HumanEval|MATH|LibriSpeech|Atari|"
+    r"MuJoCo|D4RL|OGB|SQuAD|"
+    # model class
+    r"two-layer|shallow|one-hidden-layer|single-layer|deep linear|linear models?|over-?parameteri[sz]ed|"
+    r"infinite[- ]width|wide networks|(?:large )?language models?|LLMs?|transformers?|"
+    # assumptions
+    r"assum\w*|suppose|i\.i\.d|Lipschitz|smoothness|bounded|convex|non-?convex|regimes?|"
+    r"setting where|finite[- ]sample|high-dimensional|mean[- ]field|Gaussian)\b", re.IGNORECASE)
+SETTING_ROLES = ("method", "result", "objective", "other")
+# Clauses: a long sentence (SPAN_FROM characters or more) is cut at semicolons, dashes and the commas
+# that open a relative or consequence clause; a clause of at least SPAN_MIN_WORDS words carrying at
+# least SPAN_SHARE of the whole sentence's relevance is shown instead of the sentence.
+SPAN_FROM = 160
+SPAN_MIN_WORDS = 6
+SPAN_SHARE = 0.9
+_CLAUSE = re.compile(r";\s+|\s+[—–]\s+|,\s+(?=(?:which|where|while|whereas|thereby|and thus|thus|so that|"
+                     r"resulting in|leading to|yielding|achieving|enabling|allowing)\b)")
+
+
+_SUBORDINATE = re.compile(r"^(?:which|where|while|whereas|thereby|and thus|thus|so that|resulting|leading|yielding|"
+                          r"achieving|enabling|allowing)\b")
+
+
+def clauses(sentence: str) -> list[str]:
+    """The sentence's clauses (itself alone when it has none), as substrings of it."""
+    parts = [p.strip(" ,;") for p in _CLAUSE.split(sentence)]
+    return [p for p in parts if p]
+
+
+def phrase_clauses(sentence: str) -> list[str]:
+    """The clauses that read on their own: not a relative or consequence clause ("which ...", "thus ...")."""
+    return [p for p in clauses(sentence) if not _SUBORDINATE.match(p)]
+
+
+def _role_pick(r: Reading, column: str, used: set[int]) -> int | None:
+    roles = ROLE_COLUMNS[column]
+    idx = [i for i, role in enumerate(r.roles) if role in roles]
+    if not idx:
+        return None
+    fresh = [i for i in idx if i not in used] or idx
+
+    def score(i: int) -> float:
+        bonus = PROBLEM_CUE_BONUS if column == "problem" and _PROBLEM_CUES.search(r.sentences[i]) else 0.0
+        return float(r.relevance[i]) + bonus
+
+    return max(fresh, key=lambda i: (score(i), -i))
+
+
+def _setting_pick(r: Reading, used: set[int]) -> int | None:
+    """The sentence index for the Setting column, or None (see the module docstring)."""
+    cued = [i for i, role in enumerate(r.roles)
+            if role in SETTING_ROLES and i not in used and SETTING_CUES.search(r.sentences[i])]
+    return max(cued, key=lambda j: (float(r.relevance[j]), -j)) if cued else None
+
+
+def pick_cells(r: Reading) -> dict[str, Cell]:
+    """The paper's cell in each column (text shown = its sentence; see shorten for spans)."""
+    pid = r.paper.paper_id
+    out: dict[str, Cell] = {}
+    used: set[int] = set()
+    for column in ("approach", "finding", "problem"):  # the narrower roles choose first
+        i = _role_pick(r, column, used)
+        if i is None:
+            out[column] = Cell(column=column, paper_id=pid)
+            continue
+        used.add(i)
+        out[column] = Cell(column=column, paper_id=pid, text=r.sentences[i], sentence=r.sentences[i],
+                           role=r.roles[i], score=float(r.relevance[i]), position=i, source="quoted")
+    i = _setting_pick(r, used)
+    out["setting"] = Cell(column="setting", paper_id=pid) if i is None else Cell(
+        column="setting", paper_id=pid, text=r.sentences[i], sentence=r.sentences[i], role=r.roles[i],
+        score=float(r.relevance[i]), position=i, source="quoted")
+    return {c: out[c] for c in ("problem", "approach", "finding", "setting")}
+
+
+def shorten(cells: list[Cell], topics: list[str], emb) -> None:
+    """Show each long sentence as its clause most relevant to its row's topic, where one carries nearly
+    all of it (in place; one embedding call for every clause of the table). `topics[i]` is what cell i
+    is relevant to: the table's topic, or its paper's own text when the table has none."""
+    todo: list[tuple[Cell, list[str], str]] = []
+    for c, t in zip(cells, topics):
+        if c.source == "quoted" and len(c.sentence) >= SPAN_FROM:
+            parts = [p for p in phrase_clauses(c.sentence) if len(p.split()) >= SPAN_MIN_WORDS]
+            if parts and parts != [c.sentence.strip(" ,;")]:
+                todo.append((c, parts, t))
+    if not todo:
+        return
+    by_topic: dict[str, list[int]] = {}
+    flat: list[str] = []
+    for c, parts, t in todo:
+        for p in [c.sentence] + parts:
+            by_topic.setdefault(t, []).append(len(flat))
+            flat.append(p)
+    scores = np.zeros(len(flat), dtype=np.float32)
+    for t, idx in by_topic.items():
+        scores[idx] = relevance(t, [flat[i] for i in idx], emb)
+    k = 0
+    for c, parts, _ in todo:
+        whole, own = float(scores[k]), scores[k + 1 : k + 1 + len(parts)]
+        k += 1 + len(parts)
+        j = int(np.argmax(own))
+        if whole > 0 and float(own[j]) >= SPAN_SHARE * whole:
+            c.text = parts[j]
