@@ -30,6 +30,10 @@
     } else {
       el.scrollIntoView({ behavior: "smooth", block: "start" });
     }
+    if (el.tagName === "MARK") {  // a comparison cell's sentence: it stays marked as the one clicked
+      document.querySelectorAll("mark.pc-current").forEach((m) => m.classList.remove("pc-current"));
+      el.classList.add("pc-current");
+    }
     el.classList.remove("pc-flash");
     void el.offsetWidth;
     el.classList.add("pc-flash");

@@ -18,23 +18,25 @@ from rag.tasks.ask import ask
 from rag.tasks.cite import cite
 from rag.tasks.summarise import summarise
 
-from . import render
+from . import render, tables
 from .filters import ALL_VENUES, ANY_YEAR, filter_choices, make_filters
 from .maptab import cited_ids, show_on_map_link
 from .render import h, md
 from .streaming import Unavailable, error_text, stream_task
 
-ASK, SUMMARISE, CITE = "Ask", "Summarise an area", "Find support for a claim"
-MODES = [ASK, SUMMARISE, CITE]
+ASK, SUMMARISE, CITE, COMPARE = "Ask", "Summarise an area", "Find support for a claim", "Compare papers"
+MODES = [ASK, SUMMARISE, CITE, COMPARE]
 _MODE_ALIASES = {"ask": ASK, "summarise": SUMMARISE, "summarize": SUMMARISE, "cite": CITE,
-                 "claim": CITE, "support": CITE}
+                 "claim": CITE, "support": CITE, "compare": COMPARE, "table": COMPARE}
 PLACEHOLDER = {
     ASK: "Ask a question about the papers…",
     SUMMARISE: "Name a research area, e.g. optimisation under heavy-tailed gradient noise",
     CITE: "Paste a claim from your draft; the abstracts that bear on it are listed…",
+    COMPARE: "A topic for a table of its papers (problem, approach, finding, setting), or papers: ID, ID…",
 }
-BUTTON = {ASK: "Ask", SUMMARISE: "Summarise", CITE: "Find support"}
-WORKING = {ASK: "Searching the library…", SUMMARISE: "Reading the area’s abstracts…", CITE: "Looking for evidence…"}
+BUTTON = {ASK: "Ask", SUMMARISE: "Summarise", CITE: "Find support", COMPARE: "Compare"}
+WORKING = {ASK: "Searching the library…", SUMMARISE: "Reading the area’s abstracts…", CITE: "Looking for evidence…",
+           COMPARE: "Reading each paper’s problem, approach and finding…"}
 _MAX_EARLIER = 8  # earlier turns kept (folded) in the sources panel
 EXAMPLES = [  # (text, mode, label) shown in the empty chat
     ("How can hyper-connections keep the identity mapping of residual connections and train stably at scale?",
@@ -83,6 +85,8 @@ class ChatTab:
             res = yield from stream_task(summarise, dict(topic=message, library=self.library, settings=self.settings,
                                                          filters=filters), tokens=True)
             return render.render_summary(res, message, turn, filters)
+        if mode == COMPARE:
+            return (yield from tables.run_compare(self.library, self.settings, message, filters, turn))
         res = yield from stream_task(cite, dict(claim=message, library=self.library, settings=self.settings,
                                                 filters=filters), tokens=False)
         return render.render_evidence(res, message, turn, filters)
@@ -136,6 +140,7 @@ class ChatTab:
         state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
         md_path, bib_path = write_exports(self.session_dir(request), turn, rendered.export_md, rendered.citations)
+        state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
 
     def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "") -> dict:
@@ -195,6 +200,8 @@ class ChatTab:
                                                    variant="secondary", elem_id="pc-dl-md", min_width=100)
                     self.dl_bib = gr.DownloadButton("⬇ BibTeX", value=None, interactive=False, size="sm",
                                                     variant="secondary", elem_id="pc-dl-bib", min_width=100)
+                    self.dl_csv = gr.DownloadButton("⬇ CSV", value=None, visible=False, size="sm",
+                                                    variant="secondary", elem_id="pc-dl-csv", min_width=80)
                 self.sources = gr.HTML(
                     render.stack_panels(render.empty_panel(
                         "Sources appear here: one card per cited paper, with the sentence that supports "
@@ -219,13 +226,17 @@ class ChatTab:
 
         exports = dict(fn=enable_exports, inputs=[self.dl_md, self.dl_bib], outputs=[self.dl_md, self.dl_bib],
                        api_visibility="private", show_progress="hidden", queue=False)
+        # a comparison table also downloads as CSV (the button shows only then)
+        csv_step = dict(fn=lambda st: gr.DownloadButton(value=(st or {}).get("csv"), visible=bool((st or {}).get("csv"))),
+                        inputs=[state], outputs=[self.dl_csv], api_visibility="private", show_progress="hidden",
+                        queue=False)
         # a long answer (a summary) is shown from its top once it is complete, not scrolled to its end
         to_top = dict(fn=None, js="() => window.__paperchatTop && window.__paperchatTop()", queue=False,
                       api_visibility="private", show_progress="hidden")
         self.send.click(self.respond, api_name="respond", show_progress="hidden", **chat_io).then(
-            **exports).then(**to_top)
+            **exports).then(**csv_step).then(**to_top)
         self.box.submit(self.respond, api_visibility="private", show_progress="hidden", **chat_io).then(
-            **exports).then(**to_top)
+            **exports).then(**csv_step).then(**to_top)
 
         def on_mode(m):
             m = mode_of(m)
@@ -240,7 +251,8 @@ class ChatTab:
 
         self.chatbot.example_select(on_example, None, [self.box, self.mode], api_visibility="private",
                                     show_progress="hidden", queue=False).then(
-            self.respond, show_progress="hidden", api_visibility="private", **chat_io).then(**exports).then(**to_top)
+            self.respond, show_progress="hidden", api_visibility="private", **chat_io).then(**exports).then(
+            **csv_step).then(**to_top)
 
         def on_clear(request: gr.Request):
             self.drop_session(request)
