@@ -11,6 +11,7 @@ last) and with the same picker fed the gold labels (what a perfect role classifi
 picker itself never borrows a role). Setting has no gold label: its cells' gold labels are listed.
 
     .venv/bin/python bench/compare_roles.py          (skips when ../shared/data/csabstruct is absent)
+    .venv/bin/python bench/compare_roles.py --tune   (on dev: the position lead of Problem and Finding)
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ class Memo:
 
 
 def main() -> int:
-    path = DATA / "csabstruct" / "test.jsonl"
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tune", action="store_true", help="on dev: share right per position lead (Problem, Finding)")
+    args = ap.parse_args()
+    path = DATA / "csabstruct" / ("dev.jsonl" if args.tune else "test.jsonl")
     if not path.exists():
         print(f"skipped: {path} is absent (see ../shared/data/README.md)")
         return 0
@@ -64,6 +70,8 @@ def main() -> int:
     print(f"embedded {sum(len(r['sentences']) for r in rows)} sentences and {len(rows)} abstracts "
           f"in {time.time() - t:.0f} s", file=sys.stderr)
     predicted = classify_many([r["sentences"] for r in rows], emb)
+    if args.tune:
+        return tune(rows, predicted, emb)
     systems = {"ours (predicted roles)": {}, "position baseline": {}, "picker with gold roles": {}}
     counts = {s: {c: Counter() for c in ("problem", "approach", "finding", "setting")} for s in systems}
     setting_gold: Counter = Counter()
@@ -108,6 +116,32 @@ def main() -> int:
     print(f"\nsetting (no gold label): filled {c['filled']}/{c['abstracts']}; the gold labels of its sentences: "
           + ", ".join(f"{k} {v}" for k, v in setting_gold.most_common()))
     write_results("compare_roles", figures, m, started)
+    return 0
+
+
+def tune(rows: list[dict], predicted: list, emb) -> int:
+    """Share of filled Problem and Finding cells right on dev, per position lead (the same lead for both
+    columns' grids, read per column: Problem's sentence is stated early, so its lead is negative)."""
+    from rag.grades import relevance
+    from rag.records import Hit, Paper
+    from rag.tasks import compare_cells
+    from rag.tasks.topicality import Reading
+
+    rels = [relevance(" ".join(r["sentences"]), r["sentences"], emb) for r in rows]
+    print(f"{'lead':>6} {'problem right':>14} {'finding right':>14}   (dev, {len(rows)} abstracts)")
+    for lead in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5):
+        compare_cells.POSITION_LEAD = {"problem": -lead, "finding": lead}
+        right = Counter()
+        filled = Counter()
+        for r, roles, rel in zip(rows, predicted, rels):
+            gold = [g.lower() for g in r["labels"]]
+            p = Paper(paper_id=str(r["abstract_id"]), abstract=" ".join(r["sentences"]))
+            cells = compare_cells.pick_cells(Reading(Hit(paper=p, score=0.0, text=""), r["sentences"], list(roles), rel))
+            for col in ("problem", "finding"):
+                if cells[col].stated:
+                    filled[col] += 1
+                    right[col] += gold[cells[col].position] in GOLD[col]
+        print(f"{lead:>6.2f} {right['problem'] / filled['problem']:>14.3f} {right['finding'] / filled['finding']:>14.3f}")
     return 0
 
 
