@@ -11,9 +11,7 @@ import contextlib
 import json
 import os
 import pickle
-import re
 import shutil
-import unicodedata
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -22,10 +20,10 @@ import numpy as np
 
 from .collections import DIRTY, REBUILD, Collections, paged
 from .lexical import LexicalIndex
+from .people import PeopleIndex, authors_of, name_words
 from .records import Paper
 from .settings import Settings
 
-_WORD = re.compile(r"[^\W_]+")
 _CACHE_FORMAT = "v2"  # bump when the cached catalogue or lexical index changes shape (v2: BM25 over papers)
 
 
@@ -34,7 +32,7 @@ class Facets:
     comparisons, for BM25's mask and for the dense side alike (at 87k papers a Python loop over the
     catalogue cost 27 ms per query)."""
 
-    def __init__(self, catalogue: dict[str, dict], ids: list[str]):
+    def __init__(self, catalogue: dict[str, dict], ids: list[str], people_file: Path | None = None):
         metas = [catalogue.get(pid, {}) for pid in ids]
         venues = [m.get("venue") or "" for m in metas]
         self.spelled = {v.lower(): v for v in venues}  # any spelling -> the stored one
@@ -43,9 +41,10 @@ class Facets:
         self._year = np.array([int(m.get("year") or 0) for m in metas], dtype=np.int32)
         self._row = {pid: i for i, pid in enumerate(ids)}
         self._ids, self._metas = ids, metas
-        self._people: tuple[str, np.ndarray] | None = None  # folded author texts, and where each row's starts
+        self._people: PeopleIndex | None = None  # built on the first author filter
+        self._people_file = people_file
         self._shelves: dict[str, list[int]] | None = None
-        self._person_memo: dict[str, set[int]] = {}
+        self._person_memo: dict[str, np.ndarray] = {}
 
     def mask(self, venue: str | None, year_from: int | None, year_to: int | None, *, author: str | None = None,
              collection: str | None = None, papers: list[str] | None = None) -> np.ndarray:
@@ -69,49 +68,37 @@ class Facets:
 
     def _rows(self, rows) -> np.ndarray:
         out = np.zeros(len(self._year), dtype=bool)
-        out[list(rows)] = True
+        out[rows if isinstance(rows, np.ndarray) else np.fromiter(rows, dtype=np.int64)] = True
         return out
 
     def ids_of(self, mask: np.ndarray) -> list[str]:
         return [self._ids[i] for i in np.flatnonzero(mask)]
 
-    def person_rows(self, query: str) -> set[int]:
-        """Papers with an author the query names as a person would: every word of the query is a word of
-        the one name ("Hinton", "geoffrey hinton", "Hintön"), an initial standing for a word ("G. E.
-        Hinton" or "G Hinton" for "Geoffrey E. Hinton", and "Geoffrey Hinton" for "G. Hinton"), with at
-        least one word whole ("Hinton" does not find "H. Smith").
+    def person_rows(self, query: str) -> np.ndarray:
+        """Papers (rows, ascending) with an author the query names as a person would (rag.people): "Hinton",
+        "geoffrey hinton", "G. E. Hinton", "Hintön" for "Geoffrey E. Hinton"; "Li" not for "Lin".
 
-        The query's whole words are found first in one folded text of every paper's authors (str.find),
-        and only the papers holding one of them have their names compared word by word (at 87k papers
-        tens of ms a name, where building a name index cost seconds on the first query after each ingest)."""
+        The name index is built on the first author filter and kept with the facets (one per catalogue
+        generation), or read from `people_file` when an earlier process saved it for this generation."""
         words = name_words(query)
         if not words:
-            return set()
+            return np.zeros(0, dtype=np.int32)
         key = " ".join(words)
         if key in self._person_memo:  # the same scope asked again (a conversation about one author)
             return self._person_memo[key]
-        if self._people is None:  # built on the first author filter, kept with the catalogue
-            texts = []
-            for m in self._metas:
-                raw = m.get("authors") or "[]"
-                # json.dumps escapes non-ASCII: such names are decoded and folded; the rest fold as they are
-                texts.append(raw.casefold() if raw.isascii() and "\\u" not in raw
-                             else " | ".join(" ".join(name_words(a)) for a in _authors(m)))
-            starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
-            self._people = ("\n".join(texts), starts)
-        text, starts = self._people
-        # A match holds at least one query word whole (the family name, in practice): the papers whose
-        # authors hold one of them whole, found with str.find, are the candidates.
-        at = [i for w in words if len(w) > 1 for i in _whole_word(text, w)]
-        candidates = set(np.searchsorted(starts, at, side="right") - 1) if at else set()
-        rows: set[int] = set()
-        for row in map(int, candidates):
-            if any(_names_match(words, name_words(a)) for a in _authors(self._metas[row])):
-                rows.add(row)
+        rows = self.people().rows(words, lambda row: authors_of(self._metas[row]))
         if len(self._person_memo) >= 64:
             self._person_memo.clear()
         self._person_memo[key] = rows
         return rows
+
+    def people(self) -> PeopleIndex:
+        if self._people is None:
+            self._people = _load_people(self._people_file, len(self._metas))
+        if self._people is None:
+            self._people = PeopleIndex([m.get("authors") or "[]" for m in self._metas])
+            _save_people(self._people, self._people_file)
+        return self._people
 
     def collection_rows(self, query: str) -> set[int]:
         """Papers in a collection named by its whole path ("Thesis / Related work") or its own name
@@ -141,48 +128,30 @@ class Facets:
         return lambda pid: (i := row.get(pid)) is not None and mask[i] > 0
 
 
-def name_words(name: str) -> list[str]:
-    """A person's name as comparable words: case, accents and punctuation aside ("Hintön, G.E." ->
-    ["hinton", "g", "e"])."""
-    plain = name.casefold()
-    if not plain.isascii():  # most names are ASCII: they skip the decomposition
-        plain = "".join(c for c in unicodedata.normalize("NFKD", plain) if not unicodedata.combining(c))
-    return _WORD.findall(plain)
-
-
-def _names_match(query: list[str], name: list[str]) -> bool:
-    """Every query word stands for a different word of the name, whole or as its initial (either way),
-    and one longer than an initial stands whole ("Hinton" is not "H. Smith")."""
-    free, whole = list(name), False
-    for q in sorted(query, key=len, reverse=True):  # whole words claim their match before initials do
-        k = next((i for i, w in enumerate(free) if w == q), None)
-        if k is not None:
-            whole = whole or len(q) > 1
-        else:
-            k = next((i for i, w in enumerate(free) if (len(q) == 1 and w.startswith(q))
-                      or (len(w) == 1 and q.startswith(w))), None)
-        if k is None:
-            return False
-        free.pop(k)
-    return whole
-
-
-def _whole_word(text: str, word: str) -> list[int]:
-    """Where `word` stands in `text` as a whole word (str.find, so a rare name costs a scan at C speed)."""
-    out, n = [], len(word)
-    i = text.find(word)
-    while i >= 0:
-        if (i == 0 or not text[i - 1].isalnum()) and (i + n == len(text) or not text[i + n].isalnum()):
-            out.append(i)
-        i = text.find(word, i + n)
-    return out
-
-
-def _authors(meta: dict) -> list[str]:
+def _load_people(path: Path | None, n: int) -> PeopleIndex | None:
+    if path is None:
+        return None
     try:
-        return [a for a in json.loads(meta.get("authors") or "[]") if isinstance(a, str)]
-    except ValueError:
-        return []
+        with open(path, "rb") as f:
+            got = pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+    return got if isinstance(got, PeopleIndex) and len(got.first) == n else None
+
+
+def _save_people(index: PeopleIndex, path: Path | None) -> None:
+    """Saved beside the generation's catalogue, so a restarted process does not build it again; a cache
+    that is gone (a newer generation replaced it) or read-only is simply not written."""
+    if path is None or not path.parent.is_dir():
+        return
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump(index, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def paper_meta(p: Paper, n_chunks: int, source_id: str = "", source_path: str = "", also_in: str = "[]",
@@ -333,7 +302,10 @@ class Catalogue:
         cat, lex = self.entries, self.lexical
         memo = getattr(self, "_facets_of", None)
         if memo is None or memo[0] is not cat or memo[1] is not lex:
-            memo = self._facets_of = (cat, lex, Facets(cat, lex.ids))
+            gen = self.generation or ""
+            saved = None if not gen or gen.startswith(DIRTY) else \
+                self.dir / f"cache-{_CACHE_FORMAT}-{gen}" / "people.pkl"  # beside the generation's catalogue
+            memo = self._facets_of = (cat, lex, Facets(cat, lex.ids, saved))
         return memo[2]
 
     def stats(self) -> dict:
