@@ -29,7 +29,8 @@ from .overlap import OneAhead, Plan
 from .records import Chunk, Paper, Rejection
 from .roles import roles_to_store
 from .settings import Settings
-from .sources import LINEAGE_PEEK, Repeats, SourceIndex, owner, owners, peek, stored_id, with_owners
+from .sources import (LINEAGE_PEEK, Repeats, SourceIndex, leaving, owner, owners, peek, still_named, stored_id,
+                      with_owners)
 
 log = logging.getLogger(__name__)
 
@@ -144,8 +145,8 @@ class Ingestor:
                     self.sweep_orphans()
                 sources = SourceIndex(cat.entries)
                 for path in files:
-                    seen: set[str] = set()
-                    bad = good = 0
+                    seen: set[str] = set()  # stored ids the file holds, and those its refused records name
+                    unread = good = 0
                     batch: list[Paper] = []
                     items, head = peek(load_file(path, fields), LINEAGE_PEEK)
                     sid, where = sources.identify(path, [p for p in head if isinstance(p, Paper)], source,
@@ -155,7 +156,8 @@ class Ingestor:
                         if isinstance(item, Rejection):
                             report.rejections.append(item)
                             report.rejected += 1
-                            bad += 1
+                            unread += not item.read
+                            seen.update(still_named(item, sid))
                             continue
                         item.paper_id = stored_id(item, sid, cat.entries)
                         if repeats.seen(item.paper_id, item.position):
@@ -171,13 +173,8 @@ class Ingestor:
                     commit(ahead.swap(None))  # the file's last batch is written before its removals are worked out
                     report.duplicates += repeats.count
                     report.notes += repeats.notes()
-                    if good and not bad:
-                        # The file is the truth for its own papers: drop the ones it no longer holds; a
-                        # paper another source also holds stays, under that source.
-                        held = [(pid, m) for pid, m in cat.entries.items() if pid not in seen and sid in owners(m)]
-                        kept = {pid: with_owners(m, [s for s in owners(m) if s != sid]) for pid, m in held
-                                if len(owners(m)) > 1}
-                        gone = [pid for pid, _ in held if pid not in kept]
+                    if good and not unread:  # a record it could not read might be any: then none leaves
+                        kept, gone = leaving(cat.entries, sid, seen)
                         if gone or kept:
                             if not changed:
                                 cat.set_generation(gen_dirty)

@@ -70,6 +70,11 @@ class Rejection(BaseModel):
     source: str
     where: str = ""  # "line 12", "record 3", "" for the whole file
     reason: str
+    # A record read whole and refused for what it holds (no abstract, too long), unlike one that could not
+    # be read: `paper_id` is the id it names for itself ("" when none, e.g. no DOI). A re-ingest keeps only
+    # that stored paper for it, while any other rejection might be any record, so keeps all the file's papers.
+    read: bool = False
+    paper_id: str = ""
 
     def __str__(self) -> str:
         where = f":{self.where}" if self.where else ""

@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .records import Paper, text_hash
+from .records import Paper, Rejection, text_hash
 
 LINEAGE_PEEK = 256  # records of a file looked at to recognise it
 LINEAGE_SHARE = 0.5  # share of those that must be one source's for the file to be that source
@@ -120,6 +120,22 @@ def stored_id(p: Paper, source_id: str, catalogue: Mapping[str, Mapping]) -> str
     if held is None or source_id in owners(held) or held.get("hash") == p.content_hash:
         return p.paper_id
     return scoped
+
+
+def still_named(r: Rejection, source_id: str) -> tuple[str, ...]:
+    """The stored ids a refused record may still stand for: a record read whole but refused (no abstract)
+    names its own id, if it has one (stored as is, or scoped to its source); other rejections name none."""
+    return (r.paper_id, f"{r.paper_id}@{source_id}") if r.read and r.paper_id else ()
+
+
+def leaving(catalogue: Mapping[str, Mapping], source_id: str, held: set[str]) -> tuple[dict[str, dict], list[str]]:
+    """A file read whole is the truth for its own papers: those of its source it no longer holds (`held`:
+    the ids it holds or still names) leave (a Zotero item trashed or deleted, a record cut from a file),
+    except those another source also holds, which stay under that source. (kept: their new metadata, gone)"""
+    dropped = [(pid, m) for pid, m in catalogue.items() if pid not in held and source_id in owners(m)]
+    kept = {pid: with_owners(m, [s for s in owners(m) if s != source_id]) for pid, m in dropped
+            if len(owners(m)) > 1}
+    return kept, [pid for pid, _ in dropped if pid not in kept]
 
 
 class Repeats:

@@ -344,6 +344,46 @@ def test_zotero_ingest_keeps_collections_and_keywords_in_the_catalogue(fake_libr
     assert (again.added, again.updated) == (0, 0)
 
 
+def test_zotero_items_trashed_or_deleted_leave_on_reingest_though_some_items_lack_abstracts(fake_library, tmp_path):
+    """The library holds an item without an abstract (a rejection every time): trashing or deleting an item in
+    Zotero must still take its paper out on the next ingest, while an item whose abstract is cleared keeps its
+    paper (the item is still there, under its DOI; only what it holds changed)."""
+    from rag.retrieval import search
+
+    db = make_zotero(tmp_path / "zotero.sqlite")
+    assert fake_library.ingest([db], progress=False).added == 3
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO deletedItems (itemID) VALUES (1)")  # "Deep learning" moved to the trash
+    con.execute("DELETE FROM itemData WHERE itemID = 2 AND fieldID = 2")  # "Attention": abstract cleared, DOI kept
+    con.commit()
+    r = fake_library.ingest([db], progress=False)
+    assert (r.removed, r.rejected) == (1, 2) and "item BBBB2222" in " ".join(map(str, r.rejections))
+    assert {p.title for p in fake_library.papers()} == {"Attention is all you need", "A preprint"}
+    assert "Deep learning" not in {h.paper.title for h in search(fake_library, "deep learning", 10)}
+    con.execute("DELETE FROM deletedItems WHERE itemID = 1")  # restored from the trash
+    con.execute("DELETE FROM items WHERE itemID = 8")  # "A preprint" deleted for good
+    con.commit()
+    con.close()
+    r = fake_library.ingest([db], progress=False)
+    assert (r.added, r.removed, r.rejected) == (1, 1, 2)
+    assert {p.title for p in fake_library.papers()} == {"Deep learning", "Attention is all you need"}
+
+
+def test_a_record_that_cannot_be_read_is_not_taken_for_a_deletion(fake_library, tmp_path):
+    """A record refused for a parse problem might be any paper of the file: none leaves until it reads again;
+    a record read whole without an abstract (and without an id) does not hold the file's deletions back."""
+    f = write(tmp_path, "export.ris", RIS)
+    assert fake_library.ingest([f], progress=False).added == 2
+    broken = RIS.replace("TY  - CPAPER\nT1  - Attention is all you need", "TI  - Attention is all you need")
+    r = fake_library.ingest([write(tmp_path, "export.ris", broken)], progress=False)
+    assert r.removed == 0 and any("text outside a record" in str(x) for x in r.rejections)
+    assert {p.title for p in fake_library.papers()} == {"Deep learning", "Attention is all you need"}
+    without = RIS[RIS.index("TY  - CONF"):]  # "Deep learning" cut; the record without an abstract stays
+    r = fake_library.ingest([write(tmp_path, "export.ris", without)], progress=False)
+    assert (r.removed, r.rejected) == (1, 1)
+    assert {p.title for p in fake_library.papers()} == {"Attention is all you need"}
+
+
 @pytest.mark.parametrize("name", ["export.ris", "items.json"])
 def test_reference_manager_exports_ingest_end_to_end(fake_library, tmp_path, name):
     text = RIS if name.endswith(".ris") else json.dumps(CSL)

@@ -109,6 +109,11 @@ def arxiv_id_from_url(url: str) -> str:
 
 def make_paper_id(abstract: str, *, doi: str = "", own_id: str = "", url: str = "") -> str:
     """The record's own identifier where it has one (DOI first), else a hash of the abstract text."""
+    return named_id(doi=doi, own_id=own_id, url=url) or text_hash(abstract)
+
+
+def named_id(*, doi: str = "", own_id: str = "", url: str = "") -> str:
+    """The identifier a record names for itself (DOI, its own id, an arXiv or OpenReview URL), or ''."""
     if doi := normalise_doi(doi):
         return f"doi:{doi}"
     own_id = normalise_text(str(own_id or ""))
@@ -119,4 +124,4 @@ def make_paper_id(abstract: str, *, doi: str = "", own_id: str = "", url: str = 
         return f"arXiv:{a}"
     if m := _OPENREVIEW_URL.search(url or ""):
         return f"openreview:{m.group(1)}"
-    return text_hash(abstract)
+    return ""
