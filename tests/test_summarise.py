@@ -287,6 +287,18 @@ def test_bibtex_escapes_and_balances():
     assert r"50\% of" in entry and "url = {" in entry
 
 
+def test_bibtex_export_reads_back_as_written(tmp_path):
+    """What `--bibtex` writes, paperchat's own BibTeX loader reads back to the same text (~, ^, braces, math)."""
+    from rag.loaders import load_file
+
+    title = "HMD^2: a ~50% title with $x^{2}$ & more_x"
+    abstract = "See https://example.org/~vgg/x. Odd } brace, { another; a^b and 10~m."
+    f = tmp_path / "refs.bib"
+    f.write_text(to_bibtex([Citation(n=1, paper=_paper(title=title, abstract=abstract))]), encoding="utf-8")
+    (p,) = list(load_file(f))
+    assert (p.title, p.abstract) == (title, abstract)
+
+
 # ----------------------------------------------------------------------------------------- LLM (fakes)
 
 

@@ -149,6 +149,11 @@ _SPECIAL = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "oe": "œ"
             "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ"}
 _ACCENT_RE = re.compile(r"\\([\"'`^~=.]|[uvHckr](?![A-Za-z]))\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))")
 _SPECIAL_RE = re.compile(r"\\(%s)(?![A-Za-z])\s*(?:\{\})?" % "|".join(sorted(_SPECIAL, key=len, reverse=True)))
+# Text symbols (what rag.exports writes for ~ ^ and unpaired braces); replaced after the braces are
+# resolved, so the braces they stand for stay text.
+_SYMBOLS = {"textasciitilde": "~", "textasciicircum": "^", "textbraceleft": "{", "textbraceright": "}",
+            "textbackslash": "\\"}
+_SYMBOL_RE = re.compile(r"\\(%s)(?![A-Za-z])(?:\{\}|\s*)" % "|".join(_SYMBOLS))
 _MATH = re.compile(r"\$[^$]*\$")
 _FORMAT_END = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|mbox|text)\s*$")
 _BRACE = re.compile(r"[{}]")
@@ -166,7 +171,7 @@ def _detex_text(text: str) -> str:
     text = _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group(1)], text)
     text = re.sub(r"\\([&%$#_{}])", r"\1", text).replace("---", "\u2014").replace("--", "\u2013")
     text = re.sub(r"(?<!\\)~", " ", text)
-    return _ungroup(text)
+    return _SYMBOL_RE.sub(lambda m: _SYMBOLS[m.group(1)], _ungroup(text))
 
 
 def _ungroup(text: str) -> str:
@@ -232,13 +237,18 @@ def _ungroup(text: str) -> str:
 
 
 def detex(text: str) -> str:
-    """Text-mode LaTeX to Unicode; $math$ is kept as written."""
-    out, last = [], 0
-    for m in _MATH.finditer(text):
-        out += [_detex_text(text[last:m.start()]), m.group()]
-        last = m.end()
-    out.append(_detex_text(text[last:]))
-    return clean_text("".join(out))
+    """Text-mode LaTeX to Unicode; $math$ is kept as written. The math is set aside while the rest is read
+    as one text, so braces around it still pair ("{Learning $x^2$ fast}", as titles are exported)."""
+    saved: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        saved.append(m.group())
+        return f"\x00{len(saved) - 1}\x00"
+
+    out = _detex_text(_MATH.sub(keep, text.replace("\x00", " ")))
+    if saved:
+        out = re.sub(r"\x00(\d+)\x00", lambda m: saved[int(m.group(1))], out)
+    return clean_text(out)
 
 
 def _split_top(text: str, sep: re.Pattern) -> list[str]:
