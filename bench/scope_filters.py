@@ -5,11 +5,11 @@
 
 The catalogue is built from the loader's records (paper_meta, as ingest stores them; no embedding), so
 this measures the filter alone: Facets.mask for venue + year, then with an author, and chosen papers;
-the first author filter also builds what author matching reads (a folded text before
-issue 21's index, the name index after; since then ingest saves the index with the cached catalogue, and
-"reading the index saved" is what the first author filter after an ingest costs). Both sides run in one invocation on the same catalogue: "before"
-is the code of --before-rev (default: where this branch left main), exported with `git archive` and run in
-a subprocess; "after" is this checkout. Each side also reports a digest of the papers each author query
+the first author filter also builds what author matching reads (a folded text before issue 21's index,
+the name index after; ingest now saves the index with the cached catalogue, so "reading the index saved"
+is what the first author filter after an ingest costs). Both sides run in one invocation on the same
+catalogue: "before" is the code of --before-rev (default: where this branch left main), exported with
+`git archive` and run in a subprocess; "after" is this checkout. Each side also reports a digest of the papers each author query
 matched, so the two can be seen to agree.
 """
 
