@@ -54,9 +54,10 @@ def names_match(query: list[str], name: list[str]) -> bool:
 def authors_of(meta: dict) -> list[str]:
     """A catalogue record's author names (stored as JSON text)."""
     try:
-        return [a for a in json.loads(meta.get("authors") or "[]") if isinstance(a, str)]
-    except ValueError:
+        got = json.loads(meta.get("authors") or "[]")
+    except (TypeError, ValueError):
         return []
+    return [a for a in got if isinstance(a, str)] if isinstance(got, list) else []
 
 
 class PeopleIndex:
@@ -118,6 +119,11 @@ class PeopleIndex:
         hi = bisect.bisect_left(self.vocab, letter[:-1] + chr(ord(letter[-1]) + 1))
         return self.postings[self.offsets[lo]:self.offsets[hi]]
 
+    def _name(self, n: int, names_of: Callable[[int], list[str]]) -> str:
+        row = int(self.row[n])
+        names, k = names_of(row), n - int(self.first[row])
+        return names[k] if k < len(names) else ""  # (a stored list json.dumps did not write: no match)
+
     def rows(self, query: list[str], names_of: Callable[[int], list[str]]) -> np.ndarray:
         """The papers (rows, ascending) with an author `query` (name_words) names; `names_of(row)` gives a
         paper's author names, read only when the query's words could claim the same word of a name."""
@@ -138,8 +144,7 @@ class PeopleIndex:
         names = np.flatnonzero(hit)
         if len({w[0] for w in query}) < len(query):
             # Two query words could stand for one word of a name ("Li Li", "L. Li"): compare name by name.
-            keep = [n for n in names.tolist() if names_match(
-                query, name_words(names_of(int(self.row[n]))[n - int(self.first[self.row[n]])]))]
+            keep = [n for n in names.tolist() if names_match(query, name_words(self._name(n, names_of)))]
             names = np.asarray(keep, dtype=np.int64)
         # With words of different initials, each word of a name serves at most one of them: no comparison needed.
         return np.unique(self.row[names])

@@ -64,3 +64,10 @@ def test_name_index_is_built_once_per_library_version_and_kept_for_the_next_proc
     again = Library(fake_settings)  # another process, same library version: reads the saved index
     assert {h.paper.paper_id for h in search(again, "language models", 10, Filters(author="Li"))} == first
     assert built == []
+
+
+def test_odd_stored_author_values_do_not_break_the_index():
+    """Catalogues written by other versions or by hand: a number, an object, a bare string, broken JSON."""
+    raws = ["5", '{"a": 1}', '"Li"', "not json", '["Li Wei", 3]', "[]", "", '["Li Li"]']
+    f = Facets({f"p{i}": {"authors": r} for i, r in enumerate(raws)}, [f"p{i}" for i in range(len(raws))])
+    assert f.person_rows("Li").tolist() == [4, 7] and f.person_rows("Li Li").tolist() == [7]
