@@ -384,6 +384,15 @@ def test_a_record_that_cannot_be_read_is_not_taken_for_a_deletion(fake_library, 
     assert {p.title for p in fake_library.papers()} == {"Attention is all you need"}
 
 
+def test_csl_export_items_deleted_in_zotero_leave_though_some_lack_abstracts(fake_library, tmp_path):
+    """The weekly "Export… CSL JSON" of a library with an item that has no abstract: an item deleted since leaves."""
+    f = write(tmp_path, "My Library.json", json.dumps(CSL))
+    assert fake_library.ingest([f], progress=False).added == 2
+    r = fake_library.ingest([write(tmp_path, "My Library.json", json.dumps(CSL[1:]))], progress=False)
+    assert (r.removed, r.rejected) == (1, 1) and "has no abstract" in str(r.rejections[0])
+    assert [p.title for p in fake_library.papers()] == ["A Crossref item"]
+
+
 @pytest.mark.parametrize("name", ["export.ris", "items.json"])
 def test_reference_manager_exports_ingest_end_to_end(fake_library, tmp_path, name):
     text = RIS if name.endswith(".ris") else json.dumps(CSL)

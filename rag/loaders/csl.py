@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..records import Paper
-from .common import abstract_too_long, clean_text, make_paper_id, parse_year, split_authors
+from ..records import Paper, Rejection
+from .common import abstract_too_long, clean_text, make_paper_id, named_id, parse_year, split_authors
 from .titles import derive_title
 
 _DATES = ("issued", "published-print", "published-online", "created")
@@ -82,22 +82,25 @@ def _keywords(value: Any) -> list[str]:
     return list(dict.fromkeys(p for p in parts if p))
 
 
-def to_paper(record: Mapping[str, Any], source: str, position: int) -> Paper | str:
-    """A Paper, or the one-line reason this item is not one."""
+def to_paper(record: Mapping[str, Any], source: str, position: int) -> Paper | Rejection | str:
+    """A Paper, or the one-line reason this item is not one (a Rejection, without its place, when the item
+    was read whole and is refused for what it holds: rag.records.Rejection.read)."""
     raw = record.get("abstract")
     if raw is not None and not isinstance(raw, str):
         return f"abstract is not text ({type(raw).__name__})"
     abstract = clean_text(raw)
+    url = clean_text(_first(record.get("URL") or record.get("url")))
+    doi = clean_text(_first(record.get("DOI") or record.get("doi")))
     if not abstract:
         title = clean_text(_first(record.get("title")))[:80]
-        return f"item {title!r} has no abstract" if title else "item has no abstract"
+        return Rejection(source=source, reason=f"item {title!r} has no abstract" if title else "item has no abstract",
+                         read=True, paper_id=named_id(doi=doi, url=url))
     if too_long := abstract_too_long(abstract):
-        return too_long
+        return Rejection(source=source, reason=too_long, read=True, paper_id=make_paper_id(abstract, doi=doi, url=url))
     title = clean_text(_first(record.get("title")))
-    url = clean_text(_first(record.get("URL") or record.get("url")))
     venue = next((v for k in _VENUES if (v := clean_text(_first(record.get(k))))), "")
     return Paper(
-        paper_id=make_paper_id(abstract, doi=clean_text(_first(record.get("DOI") or record.get("doi"))), url=url),
+        paper_id=make_paper_id(abstract, doi=doi, url=url),
         abstract=abstract,
         title=title or derive_title(abstract),
         title_derived=not title,

@@ -89,6 +89,8 @@ def _record(obj: Any, cols_cache: dict, fields: Mapping[str, str], source: str, 
         if cols["abstract"] is None:
             return reject("fields", missing_abstract(keys, fields))
         result = to_paper(obj, cols, source, position)
+    if isinstance(result, Rejection):  # read whole, refused for what it holds (CSL): placed here
+        return "record", result.model_copy(update={"where": where})
     return ("paper", result) if isinstance(result, Paper) else reject("record", result)
 
 
