@@ -99,8 +99,13 @@ def _matches(phrase: str, text: str) -> bool:
     return re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"s?(?![a-z0-9])", text) is not None
 
 
-def on_topic(record: dict, aliases: tuple[str, ...]) -> bool:
+def on_topic(record: dict, aliases: tuple[str, ...], abstract: bool = False) -> bool:
+    """Strict: a keyword or the title names the topic. With abstract=True (the loose yardstick) the abstract
+    may name it instead: author keywords miss many papers on a narrow topic (9 of the library's papers
+    carry "novel view synthesis", 25 name it)."""
     texts = _leaves(record.get("keywords") or "") + [(record.get("title") or "").lower()]
+    if abstract:
+        texts.append((record.get("abstract") or "").lower())
     return any(_matches(a, t) for a in aliases for t in texts)
 
 
@@ -178,21 +183,29 @@ def before_side(rev: str, home: Path, topics: list[str]) -> dict[str, dict]:
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def share(side: dict[str, dict], gold: dict[str, set[str]]) -> dict:
-    per, on, cited = {}, 0, 0
+def share(side: dict[str, dict], gold: dict[str, set[str]], loose: dict[str, set[str]] | None = None,
+          in_lib: dict[str, set[str]] | None = None) -> dict:
+    """Share of cited papers on the topic (strict gold), under the loose gold too, and the ceiling: the
+    share a summary citing as many papers could reach if every strict-gold paper of the library were
+    among them (a summary of 15 papers on a topic 5 papers carry can reach 33 % at best)."""
+    per, on, on_loose, best, cited = {}, 0, 0, 0, 0
     for topic, r in side.items():
         g = set(gold[topic])
         k = sum(1 for pid in r["cited"] if pid in g)
-        per[topic] = {"cited": len(r["cited"]), "on_topic": k,
-                      "share": round(k / len(r["cited"]), 3) if r["cited"] else None,
+        kl = sum(1 for pid in r["cited"] if pid in (loose or gold)[topic])
+        n = len(r["cited"])
+        per[topic] = {"cited": n, "on_topic": k, "on_topic_loose": kl,
+                      "share": round(k / n, 3) if n else None,
                       "related": len(r["related"]), "related_on_topic": sum(1 for p in r["related"] if p in g),
                       "themes": r["themes"]}
-        on += k
-        cited += len(r["cited"])
+        on, on_loose, cited = on + k, on_loose + kl, cited + n
+        best += min(n, len((in_lib or gold)[topic]))
     shares = [p["share"] for p in per.values() if p["share"] is not None]
     return {"topics": per, "pooled_share": round(on / cited, 3) if cited else None,
+            "pooled_share_loose": round(on_loose / cited, 3) if cited else None,
+            "ceiling": round(best / cited, 3) if cited else None,
             "macro_share": round(sum(shares) / len(shares), 3) if shares else None,
-            "cited": cited, "on_topic": on}
+            "cited": cited, "on_topic": on, "on_topic_loose": on_loose}
 
 
 def main() -> None:
@@ -222,6 +235,7 @@ def main() -> None:
     with gzip.open(PAPERLISTS, "rt", encoding="utf-8") as f:
         records = [r for r in map(json.loads, f) if r.get("keywords") and r.get("abstract")]
     gold.update({t: {r["id"] for r in records if on_topic(r, a)} for t, a in narrow.items()})
+    loose = {t: {r["id"] for r in records if on_topic(r, a, abstract=True)} for t, a in {**TOPICS, **narrow}.items()}
     in_lib = {t: g & ids for t, g in gold.items()}  # the papers a summary could cite
     topics = list(TOPICS) + list(narrow)
     before = before_side(rev, args.home, topics)
@@ -231,8 +245,8 @@ def main() -> None:
     figures = {"before_rev": rev, "n_papers": len(ids), "topics": {t: len(v) for t, v in in_lib.items()}}
     fmt = lambda x: f"{x['on_topic']}/{x['cited']} " + (f"{x['share']:.0%}" if x["share"] is not None else "-")  # noqa: E731
     for label, group in (("broad", list(TOPICS)), ("narrow", list(narrow)), ("all", topics)):
-        b = share({t: before[t] for t in group}, gold)
-        a = share({t: after[t] for t in group}, gold)
+        b = share({t: before[t] for t in group}, gold, loose, in_lib)
+        a = share({t: after[t] for t in group}, gold, loose, in_lib)
         figures[label] = {"before": b, "after": a}
         if label != "all":
             print(f"{label + ' topics':34s} {'papers':>6s}  {'before':>14s}  {'after':>14s}  related(on topic)")
@@ -241,7 +255,11 @@ def main() -> None:
                 print(f"{t[:34]:34s} {len(in_lib[t]):6d}  {fmt(bt):>14s}  {fmt(at):>14s}  {at['related']}({at['related_on_topic']})")
         print(f"{label}: share of cited papers on the topic, pooled: before {b['pooled_share']:.1%} "
               f"({b['on_topic']}/{b['cited']}), after {a['pooled_share']:.1%} ({a['on_topic']}/{a['cited']}); "
-              f"mean per topic: before {b['macro_share']:.1%}, after {a['macro_share']:.1%}\n")
+              f"mean per topic: before {b['macro_share']:.1%}, after {a['macro_share']:.1%}")
+        print(f"{label}: loose (a keyword, the title or the abstract names the topic): before "
+              f"{b['pooled_share_loose']:.1%} ({b['on_topic_loose']}/{b['cited']}), after {a['pooled_share_loose']:.1%} "
+              f"({a['on_topic_loose']}/{a['cited']}); ceiling of the strict share at these sizes: before "
+              f"{b['ceiling']:.1%}, after {a['ceiling']:.1%}\n")
     write_results("summarise_topics", figures, m, started)
 
 

@@ -89,7 +89,7 @@ _LEANS = re.compile(
     r"then|next|finally|lastly|moreover|furthermore|further|additionally|besides|likewise|similarly|"
     r"however|nevertheless|nonetheless|yet|still|thus|therefore|hence|consequently|accordingly|"
     r"specifically|in particular|in addition|in contrast|by contrast|conversely|instead|on the other hand|"
-    r"to (?:this|that|these) end|to do so|in doing so|for (?:this|these|that) (?:reason|purpose)s?|"
+    r"to (?:this|that|these) end|to do so|in doing so|doing so|(?:getting|to get|going|to go) there|for (?:this|these|that) (?:reason|purpose)s?|"
     r"to \w+ (?:this|these|that|those|such|both|them|it|the (?:above|aforementioned|former|latter))\b|"
     r"first(?:ly)?(?=,)|on the (?:\w+ )?(?:other )?(?:side|hand)|embracing|"
     r"(?:in|under|with|for|from|given|using) (?:this|these|that|those|such)\b(?! (?:paper|work|study|article)\b)|"
