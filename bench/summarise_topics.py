@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import lru_cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -94,9 +95,23 @@ def _leaves(kw: str) -> list[str]:
 
 
 def _matches(phrase: str, text: str) -> bool:
+    """The phrase's words, stemmed, in a row in the text's: "point clouds" matches "point-cloud", "robot
+    manipulation" matches "Robotic Manipulation" (an exact-string match missed both)."""
+    return f" {_stemmed(phrase)} " in f" {_stemmed(text)} "
+
+
+@lru_cache(maxsize=200_000)
+def _stemmed(text: str) -> str:
     import re
 
-    return re.search(r"(?<![a-z0-9])" + re.escape(phrase) + r"s?(?![a-z0-9])", text) is not None
+    import Stemmer
+
+    global _STEMMER
+    _STEMMER = _STEMMER or Stemmer.Stemmer("english")
+    return " ".join(_STEMMER.stemWords(re.findall(r"[a-z0-9]+", text.lower())))
+
+
+_STEMMER = None
 
 
 def on_topic(record: dict, aliases: tuple[str, ...], abstract: bool = False) -> bool:

@@ -153,11 +153,39 @@ def test_only_papers_whose_contribution_is_on_the_topic(seeds_library, transport
     assert_citations_resolve(transport)
 
 
-def test_rlhf_summary_leaves_out_conformal_prediction_and_layerwise_sgd(seeds_library):
+def test_rlhf_summary_has_the_dpo_paper_and_leaves_out_conformal_prediction_and_layerwise_sgd(seeds_library):
     res = summarise("reinforcement learning from human feedback", seeds_library, settings=seeds_library.settings)
+    text = res.render_text()
+    # The DPO paper names RLHF only by its acronym ("a better RLHF/ML fit"), which MiniLM does not read as
+    # the topic; it is the paper a researcher expects here, and it is summarised, not listed as related.
+    dpo = seed(seeds_library, "001:5")
+    assert not res.abstained and dpo.paper_id in cited_ids(res)
+    assert "Direct Preference Optimization" in text
     off = {seed(seeds_library, w).paper_id for w in ("004:2", "001:12")}  # conformal prediction, layerwise SGD
     assert not off & cited_ids(res)
+    n = len(res.citations)
+    assert res.summary.startswith(f"The library holds {n} paper{'s' if n > 1 else ''} on “reinforcement learning")
     assert "7 papers" not in res.summary
+    # the overview's sentence is on the topic, not the paper's "toy experiment"
+    assert "toy" not in res.summary
+
+
+def test_a_sentence_names_a_topic_by_its_phrase_or_its_acronym():
+    from rag.tasks.topicality import names, naming
+
+    def says(topic, text):
+        return names(text, *naming(topic))
+
+    rlhf = "reinforcement learning from human feedback"
+    assert says(rlhf, "reworking social choice theory's textbook path for a better RLHF/ML fit")
+    assert says(rlhf, "Reinforcement Learning from Human Feedback is costly.")
+    assert not says(rlhf, "We use reinforcement learning with partial feedback from an adversary.")
+    assert not says(rlhf, "The rlhf-like loss")  # an acronym counts as its authors write it
+    assert says("graph neural networks", "GNNs achieve strong performance")
+    assert says("in-context learning", "Mamba exhibits ICL capabilities")
+    assert says("Mamba and selective state space models", "Selective State Space Models (SSMs) such as Mamba")
+    assert not says("Mamba and selective state space models", "we extend the framework to continuous state spaces")
+    assert not says("attention", "has gained significant attention")  # one word says too little on its own
 
 
 def test_mamba_summary_leaves_out_the_mip_solver_paper(seeds_library):
@@ -220,7 +248,8 @@ def test_stands_alone_rejects_sentences_that_lean_on_others():
               "These results indicate that practical GNN tasks often operate in the spectral-homophily regime.",
               "To address this, we propose Lazy Graph-LinUCB, an algorithm that performs lazy updates.",
               "This work hereby focuses on these two complementary questions: identifiability and optimization.",
-              "Are there fast attention algorithms that scale polylogarithmically with the entry size?"):
+              "Are there fast attention algorithms that scale polylogarithmically with the entry size?",
+              "Getting there requires reworking social choice theory's textbook path for a better RLHF/ML fit."):
         assert not stands_alone(s), s
     for s in ("This paper develops a control-theoretic framework for the stability of selective SSMs.",
               "We propose ITSPACE, a proximal majorization-minimization method for the Bures-Wasserstein objective.",

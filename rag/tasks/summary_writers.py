@@ -12,6 +12,7 @@ import numpy as np
 
 from ..citations import CheckedAnswer, check, quote, strip_marks
 from ..embcache import CachedEmbedder
+from ..grades import FLOOR
 from ..prompts import load_prompt
 from ..records import Citation
 from ..settings import Settings
@@ -149,8 +150,8 @@ def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bo
     alone = [i for i in idx if stands_alone(r.sentences[i])]
     tiers = [[i for i in alone if r.sentences[i] not in used], alone, [i for i in idx if r.sentences[i] not in used],
              list(idx)]
-    if contribution_only:
-        tiers = [[i for i in t if i in contrib] for t in tiers[:2]] + tiers
+    if contribution_only:  # (a contribution sentence off the topic -- "A toy experiment ... is given" -- is not one)
+        tiers = [[i for i in t if i in contrib and r.relevance[i] >= FLOOR] for t in tiers[:2]] + tiers
     for tier in tiers:
         if tier:
             return r.sentences[max(tier, key=lambda i: (score[i], -i))]
