@@ -108,7 +108,9 @@ def _stemmed(text: str) -> str:
 
     global _STEMMER
     _STEMMER = _STEMMER or Stemmer.Stemmer("english")
-    return " ".join(_STEMMER.stemWords(re.findall(r"[a-z0-9]+", text.lower())))
+    # and a plural acronym ("rnns", "gans") as its singular, which the stemmer leaves alone
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                    for w in _STEMMER.stemWords(re.findall(r"[a-z0-9]+", text.lower())))
 
 
 _STEMMER = None

@@ -150,8 +150,9 @@ def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bo
     alone = [i for i in idx if stands_alone(r.sentences[i])]
     tiers = [[i for i in alone if r.sentences[i] not in used], alone, [i for i in idx if r.sentences[i] not in used],
              list(idx)]
-    if contribution_only:  # (a contribution sentence off the topic -- "A toy experiment ... is given" -- is not one)
-        tiers = [[i for i in t if i in contrib and r.relevance[i] >= FLOOR] for t in tiers[:2]] + tiers
+    if contribution_only:  # on the topic first: the DPO paper's "A toy experiment ... is given" is no lead
+        on = [[i for i in t if r.relevance[i] >= FLOOR] for t in tiers[:2]]
+        tiers = [[i for i in t if i in contrib] for t in on] + on + tiers
     for tier in tiers:
         if tier:
             return r.sentences[max(tier, key=lambda i: (score[i], -i))]
