@@ -12,13 +12,12 @@ import numpy as np
 
 from ..citations import CheckedAnswer, check, quote, strip_marks
 from ..embcache import CachedEmbedder
-from ..grades import FLOOR
 from ..prompts import load_prompt
 from ..records import Citation
 from ..settings import Settings
 from .ask import format_sources
 from .summary import Summary, Theme, ThemeDraft
-from .topicality import BACKGROUND_DISCOUNT, Reading
+from .topicality import BACKGROUND_DISCOUNT, RELATIVE, Reading
 
 _MARKS = re.compile(r"\[(\d+)\]")
 
@@ -150,8 +149,9 @@ def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bo
     alone = [i for i in idx if stands_alone(r.sentences[i])]
     tiers = [[i for i in alone if r.sentences[i] not in used], alone, [i for i in idx if r.sentences[i] not in used],
              list(idx)]
-    if contribution_only:  # on the topic first: the DPO paper's "A toy experiment ... is given" is no lead
-        on = [[i for i in t if r.relevance[i] >= FLOOR] for t in tiers[:2]]
+    if contribution_only:  # near its most topical sentence first: the DPO paper's "A toy experiment ..." is no lead
+        bar = RELATIVE * max((float(r.relevance[i]) for i in alone), default=0.0)
+        on = [[i for i in t if r.relevance[i] >= bar] for t in tiers[:2]]
         tiers = [[i for i in t if i in contrib] for t in on] + on + tiers
     for tier in tiers:
         if tier:
