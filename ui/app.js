@@ -5,13 +5,17 @@
   window.__paperchatLinks = true;
   // After an answer is complete: when it is taller than the chat, show it from its top (the overview of a
   // summary) instead of its end, where the chat's autoscroll left it.
-  window.__paperchatTop = () => setTimeout(() => {
+  // The chatbot autoscrolls once more after the last update (~50 ms after this ran, in Chromium), so the
+  // top is set again for a moment -- only while the chat sits at its end, never over a reader's own scroll.
+  window.__paperchatTop = () => [150, 400, 800, 1500].forEach((ms, i) => setTimeout(() => {
     const log = document.querySelector('#pc-chat [role="log"]');
     const rows = log ? log.querySelectorAll(".message-row.bot-row") : [];
     const last = rows.length ? rows[rows.length - 1] : null;
     if (!last || last.offsetHeight <= log.clientHeight) return;
+    const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+    if (i > 0 && !atEnd) return;
     log.scrollTop += last.getBoundingClientRect().top - log.getBoundingClientRect().top - 8;
-  }, 150);
+  }, ms));
   document.addEventListener("click", (ev) => {
     const a = ev.target && ev.target.closest ? ev.target.closest('a[href^="#pc-"]') : null;
     if (!a) return;

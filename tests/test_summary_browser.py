@@ -1,0 +1,48 @@
+"""A long summary in a real browser (headless Debian Chromium through Playwright, as tests/test_browser.py):
+once it is complete the chat shows it from its top -- the overview that says how the area divides --
+not from its end, where the chat's autoscroll leaves a long answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_browser import app_url, browser  # noqa: F401  (the same server and browser fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*")]
+
+# The last bot message's top and the chat log's visible box, in CSS pixels.
+_GEOMETRY = """() => {
+  const log = document.querySelector('#pc-chat [role="log"]');
+  const rows = log ? log.querySelectorAll('.message-row.bot-row') : [];
+  if (!rows.length) return null;
+  const last = rows[rows.length - 1], box = log.getBoundingClientRect(), r = last.getBoundingClientRect();
+  return {rowTop: r.top - box.top, rowHeight: r.height, logHeight: log.clientHeight,
+          scrolled: log.scrollTop, text: last.innerText.slice(0, 200)};
+}"""
+
+
+def test_a_long_summary_is_shown_from_its_top(browser, app_url):  # noqa: F811
+    # a short window, so the summary (overview, several themes) is taller than the chat
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(90_000)
+    page.goto(app_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#pc-input textarea")
+    page.get_by_role("radio", name="Summarise an area").check()
+    page.wait_for_function("document.querySelector('#pc-send').innerText.toLowerCase().includes('summar')")
+    page.fill("#pc-input textarea", "optimization")
+    page.click("#pc-send")
+    page.wait_for_selector("#pc-sources .pc-card mark")  # the summary is complete: its cards are in the panel
+    # the chat settles with the summary's top at the top of the chat, not its end
+    page.wait_for_function(f"(() => {{ const g = ({_GEOMETRY})(); return g && g.rowHeight > g.logHeight "
+                           "&& Math.abs(g.rowTop) < 40; })()")
+    g = page.evaluate(_GEOMETRY)
+    assert g["rowHeight"] > g["logHeight"], g  # a long answer: it could not all be in view
+    assert g["scrolled"] > 0, g  # the question above it scrolled away, the summary's first line in view
+    first_line = page.locator("#pc-chat .message-row.bot-row").last.get_by_text("The library holds").first
+    box, log = first_line.bounding_box(), page.locator('#pc-chat [role="log"]').bounding_box()
+    assert box and log["y"] <= box["y"] < log["y"] + log["height"], (box, log)  # the overview is in view
+    assert not errors, errors
+    page.close()
