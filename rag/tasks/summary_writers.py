@@ -17,7 +17,7 @@ from ..records import Citation
 from ..settings import Settings
 from .ask import format_sources
 from .summary import Summary, Theme, ThemeDraft
-from .topicality import BACKGROUND_DISCOUNT, RELATIVE, Reading
+from .topicality import BACKGROUND_DISCOUNT, Reading
 
 _MARKS = re.compile(r"\[(\d+)\]")
 
@@ -102,6 +102,7 @@ _REFERS_BACK = re.compile(
     r"such (?!as\b)|this\b(?!\s+(?:paper|work|study|article|survey|note|letter|thesis|manuscript)\b))", re.IGNORECASE)
 _SETUP = re.compile(r"^(?:OBJECTIVES?|BACKGROUND|METHODS?|DESIGN|SETTING|PARTICIPANTS|INTRODUCTION|AIMS?|PURPOSE)\b")
 # Paragraphs prefer what a paper did and found over the background it starts from.
+OFF_TOPIC = 0.5
 _ROLE_BONUS = {"objective": 0.08, "method": 0.05, "result": 0.08, "background": -0.15}
 
 
@@ -136,8 +137,8 @@ def _central(readings: list[Reading], emb: CachedEmbedder) -> list[np.ndarray]:
 def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bool = False,
           topical: float = 0.5) -> str:
     """The paper's sentence that is on the topic and central to it, preferring its contribution
-    (objective, method, result) over background; among sentences that stand alone and are not used yet
-    if there are any, else among those that stand alone, else any."""
+    (objective, method, result) over background; among sentences that stand alone, are on the topic and
+    not used yet if there are any, then those that stand alone and are not used, then used ones, else any."""
     if not r.sentences:
         return r.paper.abstract
     contrib = set(r.contribution())
@@ -147,12 +148,14 @@ def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bo
              + (1 - topical) * float(central[i])
              + _ROLE_BONUS.get(r.roles[i], 0.0) for i in idx}
     alone = [i for i in idx if stands_alone(r.sentences[i])]
-    tiers = [[i for i in alone if r.sentences[i] not in used], alone, [i for i in idx if r.sentences[i] not in used],
-             list(idx)]
-    if contribution_only:  # near its most topical sentence first: the DPO paper's "A toy experiment ..." is no lead
-        bar = RELATIVE * max((float(r.relevance[i]) for i in alone), default=0.0)
-        on = [[i for i in t if r.relevance[i] >= bar] for t in tiers[:2]]
-        tiers = [[i for i in t if i in contrib] for t in on] + on + tiers
+    fresh = [i for i in alone if r.sentences[i] not in used]
+    # A sentence less than OFF_TOPIC times as relevant as the paper's most topical standalone one (the DPO
+    # paper's "A toy experiment ... is given" in RLHF) is quoted only when nothing else stands alone.
+    best = max((float(r.relevance[i]) for i in alone), default=0.0)
+    on = [[i for i in t if r.relevance[i] >= OFF_TOPIC * best] for t in (fresh, alone)]
+    if contribution_only:  # the overview: a contribution sentence if one is on the topic
+        on = [[i for i in t if i in contrib] for t in on] + on
+    tiers = on[:-1] + [fresh] + on[-1:] + [alone, [i for i in idx if r.sentences[i] not in used], list(idx)]
     for tier in tiers:
         if tier:
             return r.sentences[max(tier, key=lambda i: (score[i], -i))]
@@ -205,7 +208,9 @@ def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, 
     # The overview first: each theme's clearest contribution, from its lead paper (up to four themes;
     # the two best papers' when the area is one theme).
     quoted = []
+    # (one paper: its paragraph below is its contribution; the overview only counts it)
     leads = [t.readings[0] for t in themes[:4]] if len(themes) > 1 else themes[0].readings[:2] if themes else []
+    leads = leads if len(readings) > 1 else []
     for r in leads:
         s = _pick(r, central[r.paper.paper_id], used, contribution_only=True, topical=0.7)
         used.add(s)
