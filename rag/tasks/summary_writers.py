@@ -15,6 +15,7 @@ from ..embcache import CachedEmbedder
 from ..prompts import load_prompt
 from ..records import Citation
 from ..settings import Settings
+from ..standalone import stands_alone
 from .ask import format_sources
 from .summary import Summary, Theme, ThemeDraft
 from .topicality import BACKGROUND_DISCOUNT, Reading
@@ -81,42 +82,9 @@ def _no_end(s: str) -> str:
     return s[:-1] if s and s[-1] in ".!?" else s
 
 
-# A sentence that leans on text the reader does not see: it opens with a connective or an anaphor
-# ("As a corollary, ...", "Building on this ...", "Then, ...", "These results ...", "To address this, ...").
-# "This paper ..." / "This work ..." name the paper itself and stand alone.
-_LEANS = re.compile(
-    r"^(?:as a (?:corollary|consequence|result)|building (?:on|upon)|based on (?:this|these|that|such)|"
-    r"then|next|finally|lastly|moreover|furthermore|further|additionally|besides|likewise|similarly|"
-    r"however|nevertheless|nonetheless|yet|still|thus|therefore|hence|consequently|accordingly|"
-    r"specifically|in particular|in addition|in contrast|by contrast|conversely|instead|on the other hand|"
-    r"to (?:this|that|these) end|to do so|in doing so|doing so|(?:getting|to get|going|to go) there|for (?:this|these|that) (?:reason|purpose)s?|"
-    r"to \w+ (?:this|these|that|those|such|both|them|it|the (?:above|aforementioned|former|latter))\b|"
-    r"first(?:ly)?(?=,)|on the (?:\w+ )?(?:other )?(?:side|hand)|embracing|"
-    r"(?:in|under|with|for|from|given|using) (?:this|these|that|those|such)\b(?! (?:paper|work|study|article)\b)|"
-    r"(?:second|third|fourth)(?:ly)?|also|both|that|those|such|it|its|they|their|together|overall|here we also|"
-    r"this(?! (?:paper|work|study|article|survey|note|letter|thesis|position paper|manuscript)\b)|these|"
-    r"the (?:former|latter|above|aforementioned)|"
-    r"we (?:then|next|further|also|additionally|finally|thus|therefore|hence))\b", re.IGNORECASE)
-_REFERS_BACK = re.compile(
-    r"\b(?:the above|aforementioned|the former|the latter|as (?:mentioned|noted|shown) above|these|those|"
-    r"such (?!as\b)|this\b(?!\s+(?:paper|work|study|article|survey|note|letter|thesis|manuscript)\b))", re.IGNORECASE)
-_SETUP = re.compile(r"^(?:OBJECTIVES?|BACKGROUND|METHODS?|DESIGN|SETTING|PARTICIPANTS|INTRODUCTION|AIMS?|PURPOSE)\b")
 # Paragraphs prefer what a paper did and found over the background it starts from.
 OFF_TOPIC = 0.5
 _ROLE_BONUS = {"objective": 0.08, "method": 0.05, "result": 0.08, "background": -0.15}
-
-
-def _has_marks(s: str) -> bool:
-    # Sentences with bracketed numbers ("the box $[0,1]^n$") would be read as citations by the check.
-    return bool(re.search(r"\[\s*\d", s))
-
-
-def stands_alone(s: str) -> bool:
-    """Whether a sentence can be quoted on its own: no connective or anaphor leaning on the sentence
-    before, no back-reference, not a fragment or a run-on, nothing the citation check would misread."""
-    s = s.strip()
-    return (40 <= len(s) <= 450 and not s.endswith("?") and not _LEANS.match(s) and not _REFERS_BACK.search(s) and not _has_marks(s)
-            and not _SETUP.match(s) and (s[:1].isupper() or s[:1].isdigit() or s[:1] in "$\"'(“"))
 
 
 # -- extractive
