@@ -156,14 +156,15 @@ def _save_people(index: PeopleIndex, path: Path | None) -> None:
 
 
 def paper_meta(p: Paper, n_chunks: int, source_id: str = "", source_path: str = "", also_in: str = "[]",
-               roles: str = "") -> dict:
+               roles: str = "", roles_model: str = "") -> dict:
     """A paper's record metadata as stored in Chroma (and kept in the catalogue). "source" is the file name
     shown to users; source_id / source_path / also_in say which sources hold it (rag.sources); `roles` is
-    rag.roles.encode of its sentences' roles (a record written before roles were has no "roles" key)."""
+    rag.roles.encode of its sentences' roles (a record written before roles were has no "roles" key) and
+    `roles_model` the classifier that gave them (rag.roles.model_id)."""
     meta = {
         "title": p.title, "title_derived": p.title_derived, "authors": json.dumps(p.authors),
         "year": p.year or 0, "venue": p.venue, "url": p.url, "source": p.source, "position": p.position,
-        "hash": p.content_hash, "n_chunks": n_chunks, "roles": roles,
+        "hash": p.content_hash, "n_chunks": n_chunks, "roles": roles, "roles_model": roles_model,
         "source_id": source_id or p.source, "source_path": source_path, "also_in": also_in,
     }
     # Only when present: records from the other formats keep exactly the metadata they had.
@@ -180,7 +181,7 @@ def paper_from_meta(pid: str, m: dict, abstract: str = "") -> Paper:
         authors=json.loads(m.get("authors") or "[]"), year=m.get("year") or None, venue=m.get("venue", ""),
         url=m.get("url", ""), source=m.get("source", ""), position=int(m.get("position") or 0),
         keywords=json.loads(m.get("keywords") or "[]"), collections=json.loads(m.get("collections") or "[]"),
-        roles=m.get("roles") or "",
+        roles=m.get("roles") or "", roles_model=m.get("roles_model") or "",
     )
 
 

@@ -8,7 +8,11 @@ What it quotes (pick):
   (rag.questions: method for "how", result for "what was found" and "why", ...);
 - the best sentence leads; its paper may add one more sentence that is nearly as good; another paper is
   quoted only when its own best sentence answers the question (its relevance alone reaches the `answers`
-  grade) about as well as the lead -- never to reach a length.
+  grade) about as well as the lead -- never to reach a length;
+- every quote stands alone (rag.standalone): a sentence whose opening clause leans on the sentence before
+  ("To address these challenges, we propose X") is quoted from its main clause ("We propose X"); one that
+  leans throughout ("These results show ...") gives way to the next sentence that stands alone. Only when
+  no sentence above the floor stands alone is the best quoted as it is (rather than not answering).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from .grades import ANSWERS_AT, FLOOR, relevance
 from .records import Hit, Paper, normalise_text
 from .roles import Role
 from .sentences import split_sentences
+from .standalone import standing
 
 # Chosen on PubMedQA PQA-L questions 1-200 (bench/pubmedqa_answers.py --tune --limit 200; README). The role
 # bonus is the lever: 0 -> 0.40 of answers quote the conclusion, 0.1 -> 0.58, 0.2 -> 0.69, 0.3 -> 0.73-0.76.
@@ -41,6 +46,11 @@ class Quote:
     score: float  # relevance to the question (rag.grades): what the floor applies to
     role: Role = "other"
     rank: float = 0.0  # score plus the role bonus when the role fits: what orders the candidates and is graded
+    text: str = ""  # what the answer quotes: the sentence, or its main clause when its opening leans (pick)
+
+    @property
+    def shown(self) -> str:
+        return self.text or self.sentence
 
 
 def sentences_of(paper: Paper) -> list[str]:
@@ -78,8 +88,10 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
     said = normalise_text(lead.sentence).lower()  # an abstract repeating a sentence is quoted once
     second = next((q for q in ok[1:] if q.hit == lead.hit and q.rank >= same_ratio * lead.rank
                    and normalise_text(q.sentence).lower() != said), None)
+    bar = {id(lead): lambda q: True}  # what a stand-in for each chosen quote must clear (see _stand_alone)
     if second is not None and max_sentences > 1:
         chosen.append(second)
+        bar[id(second)] = lambda q: q.rank >= same_ratio * lead.rank
     seen = {lead.hit}
     for q in ok[1:]:
         if len(chosen) >= max_sentences:
@@ -91,16 +103,40 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
         # method or result sentences through (PubMedQA: 23 % of quoted sentences from other abstracts, not 14 %).
         if q.score >= answers_at and q.rank >= other_ratio * lead.rank:
             chosen.append(q)
-    order = {lead.hit: 0}
+            bar[id(q)] = lambda c: c.score >= answers_at and c.rank >= other_ratio * lead.rank
+    chosen = _stand_alone(chosen, ok, bar)
+    order: dict[int, int] = {}
     for q in chosen:
         order.setdefault(q.hit, len(order))
     return sorted(chosen, key=lambda q: (order[q.hit], q.position))
 
 
+def _stand_alone(chosen: list[Quote], ok: list[Quote], bar: dict[int, Callable[[Quote], bool]]) -> list[Quote]:
+    """The chosen quotes as they can be read alone (rag.standalone): each one itself or its main clause;
+    one that leans throughout gives way to its paper's best other sentence that stands alone and clears
+    the same bar, or -- when its paper is quoted otherwise, or has none -- is dropped. The papers stay
+    the ones chosen; when nothing would remain, the lead is quoted as it is."""
+    out: list[Quote] = []
+    taken = {(q.hit, q.position) for q in chosen}
+    for q in chosen:
+        alt = q if standing(q.sentence) else None
+        if alt is None and not any(c.hit == q.hit for c in chosen if c is not q):
+            alt = next((c for c in ok if c.hit == q.hit and (c.hit, c.position) not in taken
+                        and standing(c.sentence) and bar[id(q)](c)), None)
+        if alt is not None:
+            alt.text = standing(alt.sentence) or ""
+            taken.add((alt.hit, alt.position))
+            out.append(alt)
+    if not out:
+        chosen[0].text = ""
+        return chosen[:1]
+    return out
+
+
 def render(quotes: list[Quote], number: Callable[[int], int] = lambda i: i + 1) -> str:
     """The quotes as an answer, each ending with its citation mark ([1] is hits[0] by default)."""
     # Only the marks written here are citations: any the abstract held are neutralised (citations.quote).
-    return " ".join(f"{_no_end(quote(q.sentence))} [{number(q.hit)}]." for q in quotes)
+    return " ".join(f"{_no_end(quote(q.shown))} [{number(q.hit)}]." for q in quotes)
 
 
 def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, roles: list[list[Role]] | None = None,

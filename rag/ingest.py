@@ -27,7 +27,7 @@ from .embedders.endpoint import EndpointFailed
 from .errors import LibraryError
 from .overlap import OneAhead, Plan
 from .records import Chunk, Paper, Rejection
-from .roles import roles_to_store
+from .roles import model_id, roles_current, roles_to_store
 from .settings import Settings
 from .sources import (LINEAGE_PEEK, Repeats, SourceIndex, leaving, owner, owners, peek, still_named, stored_id,
                       with_owners)
@@ -226,10 +226,10 @@ class Ingestor:
                 report.unchanged += 1
             else:
                 report.unchanged += 1
-                # Its source's own record: follow a new position, name or path (a legacy record gets its source id).
+                # Its own record: follow a new position, name or path; a legacy one gets its source id, current roles.
                 if owner(old) == source_id and (old.get("position") != p.position or old.get("source") != p.source
                                                 or old.get("source_id") != source_id
-                                                or old.get("source_path", "") != source_path or "roles" not in old):
+                                                or old.get("source_path", "") != source_path or not roles_current(old)):
                     moved.append(p)
                 elif source_id and source_id not in owners(old):
                     joined.append(p.paper_id)
@@ -292,7 +292,7 @@ class Ingestor:
             return json.dumps([s for s in owners(cat[pid]) if s != source_id] if pid in cat else [])
         roles = roles_to_store(recs, cat, todo, CachedEmbedder(self.embedder, self.cache))  # (rag.roles)
         metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0))),
-                            source_id, source_path, also(p.paper_id), roles[p.paper_id]) for p in recs]
+                            source_id, source_path, also(p.paper_id), roles[p.paper_id], model_id()) for p in recs]
         self.cols.papers.upsert(ids=[p.paper_id for p in recs], embeddings=[[1.0]] * len(recs),
                                 documents=[p.abstract for p in recs], metadatas=metas)
         # Copy-on-write: readers in other threads may be iterating the current catalogue.

@@ -37,6 +37,7 @@ class Paper(BaseModel):
     # Rhetorical role of each sentence (rag.roles.encode: one letter per sentence of split_sentences);
     # derived at ingest, so not part of the content hash; "" when not known yet.
     roles: str = ""
+    roles_model: str = ""  # rag.roles.model_id() of the classifier that gave `roles` ("" before roles were versioned)
 
     @property
     def content_hash(self) -> str:

@@ -12,10 +12,17 @@ is kept for retraining (the dev set turned it off). Inference is numpy only; the
     classify(sentences, embedder) -> list[Role]          one abstract
     classify_many(list_of_sentence_lists, embedder)      many, one embedding call
     encode(roles) -> "BOMRR"  /  decode("BOMRR") -> roles   the compact form stored with a paper
+    model_id()                                           the weights' identity, stored beside the roles
+
+Stored roles are versioned: a record keeps the model_id() of the classifier that gave its roles, so
+after `rag/roles.npz` is retrained the stored roles of unchanged papers are not trusted -- answers
+compute them afresh (roles_of) and the next ingest stores the new ones (roles_to_store), without
+re-embedding anything.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zlib
 from functools import lru_cache
@@ -157,7 +164,19 @@ class RoleModel:
 
 @lru_cache(maxsize=1)
 def model() -> RoleModel:
-    return RoleModel.load()
+    return RoleModel.load(WEIGHTS)
+
+
+@lru_cache(maxsize=1)
+def model_id() -> str:
+    """The shipped classifier's identity: the first 12 hex digits of its weights file's SHA-256."""
+    return hashlib.sha256(WEIGHTS.read_bytes()).hexdigest()[:12]
+
+
+def roles_current(meta: dict) -> bool:
+    """Whether a stored record's roles came from the shipped classifier (a record from before roles, or
+    before they were versioned, has none it can vouch for)."""
+    return "roles" in meta and meta.get("roles_model") == model_id()
 
 
 def classify_vectors(vectors: np.ndarray, sentences: list[str]) -> list[Role]:
@@ -185,12 +204,12 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
 
 def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> dict[str, str]:
     """paper_id -> its sentences' roles in the stored form (encode), for records ingest is about to write:
-    computed for papers `changed` (new or edited) and for records `stored` before roles were; otherwise the
-    stored roles are kept (never recomputed). Through a caching embedder the sentence vectors stay cached,
-    where the answerer finds them."""
+    computed for papers `changed` (new or edited) and for records `stored` without roles from the shipped
+    classifier (roles_current); otherwise the stored roles are kept (never recomputed). Through a caching
+    embedder the sentence vectors stay cached, where the answerer finds them."""
     from .sentences import split_sentences
 
-    todo = [p for p in papers if p.paper_id in changed or "roles" not in stored.get(p.paper_id, {})]
+    todo = [p for p in papers if p.paper_id in changed or not roles_current(stored.get(p.paper_id, {}))]
     found = classify_many([split_sentences(p.abstract) or [p.abstract] for p in todo], embedder) if todo else []
     out = {p.paper_id: stored.get(p.paper_id, {}).get("roles", "") for p in papers}
     out.update({p.paper_id: encode(r) for p, r in zip(todo, found)})
@@ -213,25 +232,28 @@ def classify(sentences: list[str], embedder) -> list[Role]:
     return classify_many([sentences], embedder)[0]
 
 
-_LAZY: dict[str, list[Role]] = {}  # abstract hash -> roles, for papers stored before roles were (bounded below)
+# (role model, MiniLM or not, abstract hash) -> roles, for papers stored without current roles (bounded below)
+_LAZY: dict[tuple[str, bool, str], list[Role]] = {}
 
 
 def roles_of(papers: list, embedder) -> list[list[Role]]:
     """Each paper's sentence roles, aligned with rag.sentences.split_sentences(paper.abstract): the ones
-    stored with the paper at ingest, or -- for a library built before roles were stored -- computed now
-    (and memoised in this process; `paperchat ingest` stores them for good)."""
+    stored with the paper at ingest by the shipped classifier, or -- for a library built before roles were
+    stored, or by another role model -- computed now (and memoised in this process; `paperchat ingest`
+    stores them for good)."""
     from .records import text_hash
     from .sentences import split_sentences
 
     out: list[list[Role] | None] = []
-    todo: dict[str, list[str]] = {}
+    todo: dict[tuple[str, bool, str], list[str]] = {}
+    lazy_key = lambda p: (model_id(), _is_minilm(embedder), text_hash(p.abstract))  # noqa: E731
     for p in papers:
         sents = split_sentences(p.abstract) or ([p.abstract] if p.abstract else [])
         stored = decode(getattr(p, "roles", "") or "")
-        if len(stored) == len(sents):
+        if len(stored) == len(sents) and getattr(p, "roles_model", "") == model_id():
             out.append(stored)
             continue
-        key = text_hash(p.abstract)
+        key = lazy_key(p)
         out.append(None)
         if key not in _LAZY:
             todo[key] = sents
@@ -241,4 +263,4 @@ def roles_of(papers: list, embedder) -> list[list[Role]]:
             if len(_LAZY) > 20000:
                 _LAZY.clear()
             _LAZY[k] = r
-    return [r if r is not None else _LAZY.get(text_hash(p.abstract), []) for r, p in zip(out, papers)]
+    return [r if r is not None else _LAZY.get(lazy_key(p), []) for r, p in zip(out, papers)]

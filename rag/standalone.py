@@ -1,32 +1,39 @@
 """Whether a sentence can be quoted on its own: no connective or anaphor leaning on text the reader does not see.
 
-Answers (rag.extractive) and summaries (rag.tasks.summary_writers) quote abstracts sentence by sentence;
-a quote opening "To address these challenges, ..." or "These results ..." reads as a dangling reference.
+Summaries (rag.tasks.summary_writers: stands_alone) and answers (rag.extractive: standing) quote abstracts
+sentence by sentence; a quote opening "To address these challenges, ..." or "These results ..." reads as
+a dangling reference.
 """
 
 from __future__ import annotations
 
 import re
 
+# "this paper", "this retrospective study", "this randomised clinical trial": the paper itself.
+_ITSELF = (r"(?: [\w-]+){0,3}? (?:paper|work|study|article|survey|note|letter|thesis|position paper|manuscript|"
+           r"trial|review|report|research)\b")
 # A sentence that leans on text the reader does not see: it opens with a connective or an anaphor
-# ("As a corollary, ...", "Building on this ...", "Then, ...", "These results ...", "To address this, ...").
-# "This paper ..." / "This work ..." name the paper itself and stand alone.
+# ("As a corollary, ...", "Building on this ...", "Then, ...", "These results ...", "To address this, ..."),
+# not an adjective or an expletive that only looks like one ("Further studies ...", "It is clear that ...").
+# "This paper ..." / "In this retrospective study, ..." name the paper itself and stand alone.
 _LEANS = re.compile(
     r"^(?:as a (?:corollary|consequence|result)|building (?:on|upon)|based on (?:this|these|that|such)|"
-    r"then|next|finally|lastly|moreover|furthermore|further|additionally|besides|likewise|similarly|"
+    r"then|next|finally|lastly|moreover|furthermore|further(?=,)|additionally|besides|likewise|similarly|"
     r"however|nevertheless|nonetheless|yet|still|thus|therefore|hence|consequently|accordingly|"
     r"specifically|in particular|in addition|in contrast|by contrast|conversely|instead|on the other hand|"
     r"to (?:this|that|these) end|to do so|in doing so|doing so|(?:getting|to get|going|to go) there|for (?:this|these|that) (?:reason|purpose)s?|"
     r"to \w+ (?:this|these|that|those|such|both|them|it|the (?:above|aforementioned|former|latter))\b|"
     r"first(?:ly)?(?=,)|on the (?:\w+ )?(?:other )?(?:side|hand)|embracing|"
-    r"(?:in|under|with|for|from|given|using) (?:this|these|that|those|such)\b(?! (?:paper|work|study|article)\b)|"
-    r"(?:second|third|fourth)(?:ly)?|also|both|that|those|such|it|its|they|their|together|overall|here we also|"
-    r"this(?! (?:paper|work|study|article|survey|note|letter|thesis|position paper|manuscript)\b)|these|"
+    r"(?:in|under|with|for|from|given|using) (?:this|these|that|those|such)\b(?!" + _ITSELF + r")|"
+    r"(?:second|third|fourth)(?:ly)?|also|both|that|those|such|its|they|their|together|overall|here we also|"
+    # "It is clear that ..." / "It remains unknown whether ..." point at nothing; "It outperforms ..." does.
+    r"it(?! (?:is|was|remains|seems|appears) (?!(?:a|an|the)\b)(?:[\w-]+ ){0,3}(?:that|to|whether)\b)|"
+    r"this(?!" + _ITSELF + r")|these|"
     r"the (?:former|latter|above|aforementioned)|"
     r"we (?:then|next|further|also|additionally|finally|thus|therefore|hence))\b", re.IGNORECASE)
 _REFERS_BACK = re.compile(
     r"\b(?:the above|aforementioned|the former|the latter|as (?:mentioned|noted|shown) above|these|those|"
-    r"such (?!as\b)|this\b(?!\s+(?:paper|work|study|article|survey|note|letter|thesis|manuscript)\b))", re.IGNORECASE)
+    r"such (?!as\b)|this\b(?!" + _ITSELF + r"))", re.IGNORECASE)
 _SETUP = re.compile(r"^(?:OBJECTIVES?|BACKGROUND|METHODS?|DESIGN|SETTING|PARTICIPANTS|INTRODUCTION|AIMS?|PURPOSE)\b")
 
 
@@ -39,5 +46,42 @@ def stands_alone(s: str) -> bool:
     """Whether a sentence can be quoted on its own: no connective or anaphor leaning on the sentence
     before, no back-reference, not a fragment or a run-on, nothing the citation check would misread."""
     s = s.strip()
-    return (40 <= len(s) <= 450 and not s.endswith("?") and not _LEANS.match(s) and not _REFERS_BACK.search(s) and not _has_marks(s)
+    return (40 <= len(s) <= 450 and not s.endswith("?") and not leans(s) and not _REFERS_BACK.search(s) and not _has_marks(s)
             and not _SETUP.match(s) and (s[:1].isupper() or s[:1].isdigit() or s[:1] in "$\"'(“"))
+
+
+def leans(s: str) -> bool:
+    """Whether a sentence opens by leaning on the one before: a connective or an anaphor first."""
+    return bool(_LEANS.match(s.strip()))
+
+
+# An opening clause that can be cut: up to the first comma, short, and the part that leans.
+_OPENING = re.compile(r"^([^,;:()\[\]]{2,80}),\s+(?=\S)")
+
+
+def standing(s: str) -> str | None:
+    """The sentence as an answer can quote it on its own: itself when its opening does not lean; its main
+    clause when only an opening clause leans ("To address these challenges, we propose X ..." -> "We
+    propose X ..."; the words are the abstract's own, only the first letter is raised); None otherwise.
+    Only the opening counts here, and "These findings ..." / "Our results ..." (the cited study's own)
+    read whole beside their citation: a summary's stricter test (stands_alone) also refuses "this" or
+    "those" anywhere, which in an answer's conclusions is mostly a reference inside the sentence ("...
+    than those who had not"), and refuses "These results ..."."""
+    s = s.strip()
+    if not _leans_in_answer(s):
+        return s
+    m = _OPENING.match(s)
+    if not m or not leans(m.group(0)):
+        return None
+    rest = s[m.end():]
+    rest = rest[:1].upper() + rest[1:]
+    return rest if not _leans_in_answer(rest) else None
+
+
+# "These findings suggest ...", "Our results show ...": in an answer the citation mark names the study
+# whose findings these are, so the sentence reads whole there (a summary's paragraph is stricter).
+_OWN_FINDINGS = re.compile(r"^(?:these|our|the) (?:\w+ )?(?:findings|results|data|observations|analyses)\b", re.IGNORECASE)
+
+
+def _leans_in_answer(s: str) -> bool:
+    return leans(s) and not _OWN_FINDINGS.match(s)

@@ -78,6 +78,23 @@ def test_a_how_question_quotes_the_sentence_that_answers_and_nothing_else(seeds_
     assert c.grade == "answers" and c.quoted and c.supported
 
 
+def test_the_answer_quotes_the_main_clause_not_a_clause_leaning_on_unquoted_text(seeds_library):
+    from rag.citations import strip_marks
+    from rag.standalone import standing
+
+    ans = ask(Q_MHC, seeds_library, settings=seeds_library.settings)
+    # the abstract says "To address these challenges, we propose ...": the challenges are not quoted
+    assert ans.answer.startswith("We propose Manifold-Constrained Hyper-Connections (mHC)"), ans.answer
+    assert "these challenges" not in ans.answer
+    c = ans.citations[0]
+    assert c.quoted and c.evidence.startswith("To address these challenges")  # the evidence shows it whole
+    for q, _, _ in QUESTIONS:
+        a = ask(q, seeds_library, settings=seeds_library.settings)
+        for s in re.split(r"(?<=\]\.) ", a.answer):
+            s = strip_marks(s).strip()
+            assert standing(s) == s, (q, s)  # no sentence opens by leaning on one the reader does not see
+
+
 def test_a_follow_up_is_answered_from_the_paper_under_discussion_without_padding(seeds_library):
     a1 = ask(Q_MHC, seeds_library, settings=seeds_library.settings)
     a2 = ask("How do they keep training efficient at scale?", seeds_library, settings=seeds_library.settings,

@@ -54,8 +54,11 @@ def test_csabstruct_test_abstracts_are_labelled_mostly_right():
 def test_ingest_stores_each_papers_roles_aligned_with_its_sentences(seeds_library):
     papers = seeds_library.get_papers([p.paper_id for p in seeds_library.papers()])
     assert len(papers) == 76
+    from rag.roles import model_id
+
     for p in papers.values():
         assert len(p.roles) == len(split_sentences(p.abstract)), p.title
+        assert p.roles_model == model_id()  # which classifier gave them, so a retrained one replaces them
     # the mHC abstract as read at ingest
     (mhc,) = [p for p in papers.values() if p.title.startswith("Manifold-Constrained")]
     roles = decode(mhc.roles)
@@ -88,3 +91,50 @@ def test_a_library_stored_before_roles_answers_and_gets_them_on_the_next_ingest(
     lib2 = Library(fake_settings)
     for p in lib2.get_papers(["lora", "conf"]).values():
         assert len(p.roles) == 2  # the hashing fake gives no roles ("other"), but they are stored, one per sentence
+
+
+def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_path, monkeypatch):
+    """Roles are versioned by the weights' identity: after rag/roles.npz is retrained, answers read the new
+    model's roles at once, and the next ingest of unchanged files stores them -- no text is embedded again."""
+    import numpy as np
+
+    import rag.roles
+    from conftest import make_settings
+    from rag.embedders import get_embedder
+    from rag.library import Library
+    from rag.roles import RoleModel, model, model_id, roles_of
+
+    f = tmp_path / "one.jsonl"
+    f.write_text(json.dumps({"id": "mhc", "title": "Manifold-Constrained Hyper-Connections", "abstract": MHC}),
+                 encoding="utf-8")
+    emb = get_embedder("minilm")
+    settings = make_settings(tmp_path / "home", embedder="minilm")
+    Library(settings, embedder=emb).ingest([f], progress=False)
+    first = Library(settings, embedder=emb).get_papers(["mhc"])["mhc"]
+    assert first.roles_model == model_id() and decode(first.roles)[0] == "background"
+
+    # "Retrain": the same classifier with its second layer pushed towards `result` for every sentence.
+    old = model()
+    retrained = tmp_path / "roles.npz"
+    bias = np.where(np.array(ROLES) == "result", 50.0, 0.0).astype(np.float32)
+    RoleModel(old.coef1, old.intercept1, old.coef2, old.intercept2 + bias, old.start, old.trans, old.prior,
+              old.trans_weight).save(retrained)
+    monkeypatch.setattr(rag.roles, "WEIGHTS", retrained)
+    model.cache_clear()
+    model_id.cache_clear()
+    try:
+        assert model_id() != first.roles_model
+        calls = []
+        real = emb.embed_array
+        monkeypatch.setattr(emb, "embed_array", lambda texts: calls.append(len(texts)) or real(texts))
+        lib = Library(settings, embedder=emb)
+        # read before any ingest: the stored roles are stale, so the new model's are used
+        assert roles_of([lib.get_papers(["mhc"])["mhc"]], lib.text_embedder)[0] == ["result"] * 4
+        report = lib.ingest([f], progress=False)
+        assert report.unchanged == 1 and report.added == report.updated == 0
+        p = Library(settings, embedder=emb).get_papers(["mhc"])["mhc"]
+        assert p.roles == "RRRR" and p.roles_model == model_id()
+        assert sum(calls) == 0, "the chunks and sentences were embedded again"
+    finally:
+        model.cache_clear()
+        model_id.cache_clear()

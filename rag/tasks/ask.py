@@ -172,7 +172,7 @@ def _outside_filter(question: str, filters: Filters, found: _Answerable, base: d
     shown: list[tuple[Hit, str]] = []
     for q in found.quotes:
         if all(h is not found.hits[q.hit] for h, _ in shown):
-            shown.append((found.hits[q.hit], q.sentence))
+            shown.append((found.hits[q.hit], q.shown))
     parts = "; ".join(f"{_ref(h.paper)}: “{s}”" for h, s in shown)
     text = (f"{lead} " if lead else "") + f"{filter_phrase(filters)} answers this; without the filter, these do: {parts}"
     return Answer(**base, answer=text, abstained=True, coverage="outside_filter",
@@ -230,8 +230,9 @@ def grade_citations(question: str, citations: list[Citation], sentences: list[tu
         c.grade_score = g.score
         c.role = role_of.get((c.paper.paper_id, c.evidence), "")
         texts = (normalise_text(c.paper.abstract), normalise_text(quote(c.paper.abstract)))  # quote(): marks dropped
-        citing = [s for s, nums in sentences if c.n in nums]
-        c.quoted = bool(citing) and all(any(normalise_text(s).rstrip(".!? ") in t for t in texts) for s in citing)
+        citing = [normalise_text(s).rstrip(".!? ") for s, nums in sentences if c.n in nums]
+        # A main clause quoted without its leaning opening (rag.standalone) starts with a raised letter.
+        c.quoted = bool(citing) and all(any(s in t or s[:1].lower() + s[1:] in t for t in texts) for s in citing)
 
 
 def _llm_draft(question: str, sources: str, settings: Settings, model, on_token) -> str:
