@@ -4,6 +4,7 @@
     rag.catalogue     the catalogue and BM25 index, cached per generation; paper reads; facets
     rag.chunks        dense reads: nearest chunks, chunk texts
     rag.ingest        writing: batches, deletes, re-cuts, in an order a crash cannot harm
+    rag.removal       removing papers or whole sources, in the same crash-safe order
     rag.locks         one writer per library
     rag.chroma        the Chroma client; the embedded-store guard (rag.store) or a server's store jobs
 """
@@ -27,9 +28,10 @@ from .errors import LibraryBusy, LibraryError
 from .ingest import IngestReport, Ingestor, chunking_of
 from .locks import library_lock
 from .records import Paper
+from .removal import RemoveReport, SourceSummary
 from .settings import Settings, library_name_problem
 
-__all__ = ["Library", "LibraryError", "LibraryBusy", "IngestReport", "Facets"]
+__all__ = ["Library", "LibraryError", "LibraryBusy", "IngestReport", "Facets", "RemoveReport", "SourceSummary"]
 
 
 class Library:
@@ -135,6 +137,21 @@ class Library:
         """Add what is new, replace what changed, leave the rest; see IngestReport for the counts.
         `source` names a file's source outright; `remember_paths=False` for uploads (rag.sources)."""
         return self.ingestor.ingest(paths, fields, progress, on_progress, source=source, remember_paths=remember_paths)
+
+    def remove(self, ids: Iterable[str]) -> RemoveReport:
+        """Take these papers out of the library (vectors, BM25, catalogue), whichever sources hold them.
+        Ids the library does not hold are listed in `not_found`, not an error. Crash-safe: a rerun finishes."""
+        raise NotImplementedError  # (stub: rag.removal)
+
+    def sources(self) -> list[SourceSummary]:
+        """Every source (file) of the library with its paper counts, by name."""
+        raise NotImplementedError
+
+    def remove_source(self, source: str) -> RemoveReport:
+        """Take a source out: `source` is its id (as `sources()` lists it), the path it was read from, or
+        its file name when only one source has that name (UserError if none, or several: it names them).
+        Its papers leave unless another source also holds them (those stay, under that source: `kept`)."""
+        raise NotImplementedError
 
     def drop(self) -> None:
         """Delete the whole library (store collections and local caches)."""
