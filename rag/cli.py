@@ -40,6 +40,16 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("stats", help="counts per venue and year").add_argument("--json", action="store_true")
 
+    p = sub.add_parser("remove", help="take papers, or a whole source (file), out of the library")
+    p.add_argument("ids", nargs="*", metavar="PAPER_ID", help="paper ids as `papers --json` lists them")
+    p.add_argument("--source", metavar="FILE",
+                   help="every paper of this source (a file name, its path, or a source id from `sources`); papers "
+                        "another source also holds stay")
+    p.add_argument("--json", action="store_true")
+
+    sub.add_parser("sources", help="the library's sources (files) with their paper counts").add_argument(
+        "--json", action="store_true")
+
     def add_filters(p):
         p.add_argument("--venue")
         p.add_argument("--year-from", type=int)
@@ -47,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--author", help='papers by this person ("Hinton" finds "Geoffrey E. Hinton")')
         p.add_argument("--collection", help="papers in this Zotero collection (its subcollections too)")
         p.add_argument("--papers", metavar="ID,...", help="only these papers (ids as `papers --json` lists them)")
+
+    def add_exports(p):
+        p.add_argument("--bibtex", type=Path, metavar="FILE", help="write the references as BibTeX")
+        p.add_argument("--ris", type=Path, metavar="FILE", help="write the references as RIS (Zotero, EndNote, ...)")
 
     p = sub.add_parser("search", help="find papers")
     p.add_argument("query")
@@ -58,12 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     add_filters(p)
     p.add_argument("--json", action="store_true")
+    add_exports(p)
 
     p = sub.add_parser("summarise", aliases=["summarize"], help="themes of a research area, cited")
     p.add_argument("topic")
     add_filters(p)
     p.add_argument("--json", action="store_true")
-    p.add_argument("--bibtex", type=Path, metavar="FILE")
+    add_exports(p)
 
     p = sub.add_parser("compare", help="a literature table: each paper's problem, approach, finding and setting, cited")
     p.add_argument("topic", nargs="?", default="", help="the topic (optional with --papers)")
@@ -82,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     add_filters(p)
     p.add_argument("--k", type=_positive, default=5)
     p.add_argument("--json", action="store_true")
+    add_exports(p)
 
     p = sub.add_parser("serve", help="open the chat UI")
     p.add_argument("--host", default="127.0.0.1")
@@ -174,8 +190,35 @@ def cmd_stats(args) -> int:
     return 0
 
 
+def cmd_remove(args) -> int:
+    if bool(args.ids) == (args.source is not None):
+        raise UserError("remove takes paper ids (`paperchat papers --json` lists them) or --source FILE, one of the two")
+    lib = _library(args)
+    r = lib.remove(args.ids) if args.ids else lib.remove_source(args.source)
+    for pid in r.not_found:
+        print(f"not found: {pid}", file=sys.stderr)
+    if args.json:
+        _print_json(r.model_dump(mode="json"))
+    else:
+        print(f"{r.summary()} — {r.papers} papers in library {lib.name!r} ({r.seconds:.1f} s)")
+    return 1 if r.not_found else 0
+
+
+def cmd_sources(args) -> int:
+    sources = _library(args).sources()
+    if args.json:
+        _print_json([s.model_dump() for s in sources])
+    else:
+        for s in sources:
+            shared = f", {s.shared} shared" if s.shared else ""
+            print(f"{s.name}  ({s.papers} papers{shared})  id {s.source_id}" + (f"  {s.path}" if s.path else ""))
+        print(f"{len(sources)} sources")
+    return 0
+
+
 def cmd_search(args) -> int:
     from .retrieval import search
+    from .snippets import snippet
 
     hits = search(_library(args), args.query, args.k, _filters(args))
     if args.json:
@@ -186,8 +229,18 @@ def cmd_search(args) -> int:
         for i, h in enumerate(hits, 1):
             p = h.paper
             print(f"{i:2}. [{h.score:.3f}] {p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position})")
-            print(f"    {h.text[:200]}")
+            print(f"    {snippet(h.text, 200)}")
     return 0
+
+
+def _write_references(args, citations) -> None:
+    """--bibtex / --ris: the result's references as a reference manager imports them (rag.bibliography)."""
+    from .bibliography import to_bibtex, to_ris
+
+    if args.bibtex:
+        args.bibtex.write_text(to_bibtex(citations) if citations else "% no references\n", encoding="utf-8")
+    if args.ris:
+        args.ris.write_text(to_ris(citations), encoding="utf-8")
 
 
 def _render_answer(ans) -> None:
@@ -221,6 +274,7 @@ def cmd_ask(args) -> int:
             sys.stdout.write(tok)
             sys.stdout.flush()
     ans = ask(args.question, lib, settings=settings, filters=_filters(args), on_token=stream)
+    _write_references(args, ans.citations)
     if args.json:
         _print_json(ans.as_json())
     else:
@@ -231,13 +285,11 @@ def cmd_ask(args) -> int:
 
 
 def cmd_summarise(args) -> int:
-    from .exports import to_bibtex
     from .tasks.summarise import summarise
 
     settings = _settings(args)
     res = summarise(args.topic, _library(args), settings=settings, filters=_filters(args))
-    if args.bibtex:
-        args.bibtex.write_text(to_bibtex(res.citations), encoding="utf-8")
+    _write_references(args, res.citations)
     if args.json:
         _print_json(res.as_json())
     else:
@@ -250,6 +302,9 @@ def cmd_cite(args) -> int:
 
     settings = _settings(args)
     res = cite(args.claim, _library(args), settings=settings, filters=_filters(args), k=args.k)
+    from .exports import evidence_citations
+
+    _write_references(args, evidence_citations(res.evidence))
     if args.json:
         _print_json(res.as_json())
     else:
@@ -309,8 +364,9 @@ def cmd_eval(args) -> int:
     return 0
 
 
-COMMANDS = {"ingest": cmd_ingest, "papers": cmd_papers, "stats": cmd_stats, "search": cmd_search, "ask": cmd_ask,
-            "summarise": cmd_summarise, "summarize": cmd_summarise, "cite": cmd_cite, "compare": cmd_compare, "serve": cmd_serve,
+COMMANDS = {"ingest": cmd_ingest, "papers": cmd_papers, "stats": cmd_stats, "remove": cmd_remove,
+            "sources": cmd_sources, "search": cmd_search, "ask": cmd_ask, "summarise": cmd_summarise,
+            "summarize": cmd_summarise, "cite": cmd_cite, "compare": cmd_compare, "serve": cmd_serve,
             "eval": cmd_eval, "map": cmd_map}
 
 

@@ -53,6 +53,8 @@ class Collections:
         self.identity: dict = {}  # the embedder's identity as flat metadata, set by the Library once resolved
         # How the stored chunks were cut; an ingest under other chunk settings re-cuts them all.
         self.chunking: str = meta.get("chunking") or chunking
+        # The rules its derived titles follow (rag.loaders.titles.TITLES_VERSION; 0: before versions; rag.retitle).
+        self.titles: int = int(meta.get("titles") or 0)
 
     @property
     def model(self) -> str:
@@ -69,7 +71,7 @@ class Collections:
         return meta.get("generation", "new")
 
     def stamp(self, gen: str) -> None:
-        self.papers.modify(metadata={**self.identity, "generation": gen, "chunking": self.chunking})
+        self.papers.modify(metadata={**self.identity, "generation": gen, "chunking": self.chunking, "titles": self.titles})
 
     def view_key(self) -> tuple[int, str]:
         """This process's view of the store, for this library (one per Chroma system and name)."""
@@ -89,7 +91,8 @@ class Collections:
         with contextlib.suppress(Exception):
             self.client.delete_collection(name)
         self.papers = self.client.get_or_create_collection(
-            name, embedding_function=None, metadata={**self.identity, "generation": gen, "chunking": self.chunking})
+            name, embedding_function=None,
+            metadata={**self.identity, "generation": gen, "chunking": self.chunking, "titles": self.titles})
 
     def drop(self) -> None:
         for col in (self.chunks, self.papers):

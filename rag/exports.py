@@ -1,77 +1,144 @@
-"""Exports of every kind of answer: the Markdown document and the BibTeX of its references, and the files the UI offers.
+"""Exports of every kind of answer: the Markdown document, its references (rag.bibliography: BibTeX, RIS), the files.
 
-The UI's download buttons (`write_exports`: paperchat-NN.md and paperchat-NN.bib per session turn) and
-`paperchat summarise --bibtex` both come through here, so a paper gets the same BibTeX key everywhere.
+The UI's download buttons (`write_export_files`) and `paperchat summarise --bibtex` both come through
+here, so a paper gets the same BibTeX key everywhere. Files say what they hold:
+paperchat-summary-optimal-transport.md, paperchat-answer-how-can-residual-streams-be-widened.bib.
+Markdown keeps the abstracts' own text ($…$ math included); the headline names the question or topic
+and the filters it was asked under.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import unicodedata
 from pathlib import Path
 
-from .records import Citation, Paper, text_hash
+from pydantic import BaseModel
+
+from .bibliography import bibtex_escape, bibtex_key, to_bibtex, to_ris  # noqa: F401 - the exports' one import
+from .records import Citation
+
+KINDS = ("answer", "summary", "evidence")
 
 # -- files -----------------------------------------------------------------------------------------
 
 
-def write_exports(folder: Path, turn: int, markdown: str, citations: list[Citation]) -> tuple[str, str]:
-    """paperchat-NN.md and paperchat-NN.bib for one turn in `folder`, replacing the turn before's."""
+class ExportFiles(BaseModel):
+    """Paths of one result's export files."""
+
+    markdown: str
+    bibtex: str
+    ris: str
+
+
+def export_stem(kind: str, subject: str, max_chars: int = 60) -> str:
+    """paperchat-KIND-SUBJECT-AS-WORDS: what the file holds, readable in a downloads folder, safe on any
+    filesystem (ASCII letters, digits and dashes; cut at a word)."""
+    plain = unicodedata.normalize("NFKD", subject or "").encode("ascii", "ignore").decode("ascii").lower()
+    slug = ""
+    for w in re.findall(r"[a-z0-9]+", plain):
+        if len(slug) + len(w) + 1 > max_chars:
+            break
+        slug = f"{slug}-{w}" if slug else w
+    kind = re.sub(r"[^a-z]", "", (kind or "").lower()) or "export"
+    return f"paperchat-{kind}" + (f"-{slug}" if slug else "")
+
+
+def write_export_files(folder: Path, kind: str, subject: str, markdown: str, citations: list[Citation]) -> ExportFiles:
+    """The Markdown, BibTeX and RIS of one result in `folder` (a session's own), replacing the result before's."""
     for old in folder.glob("paperchat-*"):
         with contextlib.suppress(OSError):
             old.unlink()
-    md_path = folder / f"paperchat-{turn:02d}.md"
-    bib_path = folder / f"paperchat-{turn:02d}.bib"
-    md_path.write_text(markdown, encoding="utf-8")
-    bib_path.write_text(to_bibtex(citations) if citations else "% no references\n", encoding="utf-8")
-    return str(md_path), str(bib_path)
+    stem = folder / export_stem(kind, subject)
+    paths = ExportFiles(markdown=f"{stem}.md", bibtex=f"{stem}.bib", ris=f"{stem}.ris")
+    Path(paths.markdown).write_text(markdown, encoding="utf-8")
+    Path(paths.bibtex).write_text(to_bibtex(citations) if citations else "% no references\n", encoding="utf-8")
+    Path(paths.ris).write_text(to_ris(citations), encoding="utf-8")
+    return paths
+
+
+def write_exports(folder: Path, turn: int, markdown: str, citations: list[Citation], kind: str = "answer",
+                  subject: str = "") -> tuple[str, str]:
+    """(Markdown, BibTeX) paths for one result; see write_export_files (the RIS is written beside them).
+    `turn` names the file only when there is no subject."""
+    files = write_export_files(folder, kind, subject or f"{turn:02d}", markdown, citations)
+    return files.markdown, files.bibtex
+
+
+def filters_line(filters) -> str:
+    """The filters a result was asked under, as an export's second line ('' when there are none)."""
+    described = filters.describe() if filters is not None and hasattr(filters, "describe") else ""
+    return f"*Filtered to {described}.*" if described else ""
+
+
+def _headline(title: str, filters) -> list[str]:
+    line = filters_line(filters)
+    return [title, ""] + ([line, ""] if line else [])
 
 
 # -- Markdown --------------------------------------------------------------------------------------
 
 
 def ref_line(n: int | None, paper) -> str:
-    """One reference as a Markdown list line: [n] title. venue, year. file:record <url>."""
+    """One reference as a Markdown list line: [n] title. authors. venue, year. doi:… <url>. file:record."""
+    from .bibliography import doi_of
+
     title = getattr(paper, "title", "") or "(untitled)"
     star = " (title derived from the abstract)" if getattr(paper, "title_derived", False) else ""
+    authors = list(getattr(paper, "authors", None) or [])
+    who = ", ".join(authors[:10]) + (" et al." if len(authors) > 10 else "")
     where = ", ".join(str(x) for x in (paper.venue, paper.year) if x)
+    doi = doi_of(paper) if isinstance(getattr(paper, "paper_id", None), str) else ""
     src = f"{paper.source}:{paper.position}" if paper.source else ""
     url = f" <{paper.url}>" if getattr(paper, "url", "") else ""
     lead = f"[{n}] " if n is not None else "- "
-    return f"{lead}{title}{star}" + (f". {where}" if where else "") + (f". {src}" if src else "") + url
+    return (f"{lead}{title}{star}" + (f". {who}" if who else "") + (f". {where}" if where else "")
+            + (f". doi:{doi}" if doi else "") + (f". {src}" if src else "") + url)
 
 
-def abstained_markdown(heading: str, text: str, nearest) -> str:
+def abstained_markdown(heading: str, text: str, nearest, filters=None) -> str:
     """No answer: the message and the nearest papers (hits or evidence items), none of them cited."""
-    return f"{heading}\n\n{text}\n\n## Nearest papers\n\n" + "\n".join(ref_line(None, x.paper) for x in nearest) + "\n"
+    return "\n".join(_headline(heading, filters)) + f"\n{text}\n\n## Nearest papers\n\n" + \
+        "\n".join(ref_line(None, x.paper) for x in nearest) + "\n"
 
 
-def answer_markdown(ans) -> str:
-    """ask(): the question, the cited answer, the references with their evidence, the notes."""
-    exp = [f"# {ans.question}", "", ans.answer, ""]
+def _quotes(c) -> list[str]:
+    """A reference's quoted sentences, under its line: the evidence (with what the check found), then the rest."""
+    out = []
+    if c.evidence:
+        grade = f"  ({c.grade} {c.grade_score:.2f})" if getattr(c, "grade", None) else ""
+        out.append(f"    > {c.evidence}" + ("" if c.supported else "  (not supported by the abstract)") + grade)
+    return out + [f"    > {e}" for e in getattr(c, "more_evidence", None) or [] if e and e != c.evidence]
+
+
+def answer_markdown(ans, filters=None) -> str:
+    """ask(): the question, the filters, the cited answer, the references with their evidence, the notes."""
+    exp = _headline(f"# {ans.question}", filters) + [ans.answer, ""]
     if ans.citations:
         exp += ["## References", ""]
         for c in ans.citations:
-            exp.append(ref_line(c.n, c.paper))
-            if c.evidence:
-                grade = f"  ({c.grade} {c.grade_score:.2f})" if getattr(c, "grade", None) else ""
-                exp.append(f"    > {c.evidence}" + ("" if c.supported else "  (not supported by the abstract)") + grade)
-            exp += [f"    > {e}" for e in c.more_evidence]
+            exp += [ref_line(c.n, c.paper), *_quotes(c)]
         exp.append("")
     if ans.flags:
         exp += ["## Notes", ""] + [f"- {f}" for f in ans.flags] + [""]
     return "\n".join(exp)
 
 
-def summary_markdown(topic: str, overview: str, themes: list, citations: list[Citation], related: list = ()) -> str:
-    """summarise(): the overview, one section per theme, the references, the papers related but not summarised."""
-    exp = [f"# {topic}", ""]
+def summary_markdown(topic: str, overview: str, themes: list, citations: list[Citation], related: list = (),
+                     filters=None) -> str:
+    """summarise(): the topic and filters, the overview, one section per theme, the references each with the
+    sentences the summary quotes from it, the papers related but not summarised."""
+    exp = _headline(f"# {topic}", filters)
     if overview:
         exp += [overview, ""]
     for t in themes:
         exp += [f"## {getattr(t, 'title', '') or 'Theme'}", "", getattr(t, "text", "") or "", ""]
     if citations:
-        exp += ["## References", ""] + [ref_line(c.n, c.paper) for c in citations] + [""]
+        exp += ["## References", ""]
+        for c in citations:
+            exp += [ref_line(c.n, c.paper), *_quotes(c)]
+        exp.append("")
     if related:
         exp += ["## Related, not summarised", ""] + [ref_line(None, x.paper) for x in related] + [""]
     return "\n".join(exp)
@@ -82,9 +149,9 @@ def evidence_number(i: int, item) -> int:
     return getattr(item, "n", None) or i
 
 
-def evidence_markdown(claim: str, items: list) -> str:
-    """cite(): each abstract that bears on the claim, with its stance and sentence."""
-    exp = [f"# Evidence for: {claim}", ""]
+def evidence_markdown(claim: str, items: list, filters=None) -> str:
+    """cite(): the claim and filters, each abstract that bears on the claim, with its stance and sentence."""
+    exp = _headline(f"# Evidence for: {claim}", filters)
     for i, it in enumerate(items, 1):
         exp.append(f"{ref_line(evidence_number(i, it), it.paper)} — {getattr(it, 'stance', 'related')}")
         exp.append(f"    > {getattr(it, 'sentence', '')}")
@@ -96,107 +163,3 @@ def evidence_citations(items: list) -> list[Citation]:
     """cite()'s evidence as citations, for BibTeX."""
     return [Citation(n=evidence_number(i, it), paper=it.paper, evidence=getattr(it, "sentence", ""),
                      supported=bool(getattr(it, "supported", False))) for i, it in enumerate(items, 1)]
-
-
-# -- BibTeX ----------------------------------------------------------------------------------------
-
-
-def _ascii(s: str) -> str:
-    import unicodedata
-
-    return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode("ascii")
-
-
-_KEY_SKIP = {"a", "an", "the", "on", "of", "for", "in", "and", "to", "with", "towards", "toward", "via", "we"}
-
-
-def bibtex_key(p: Paper) -> str:
-    """Stable: first author's surname (else the title's first significant word), year, and a short
-    hash of the paper id, so the same paper always gets the same key."""
-    base = ""
-    if p.authors:
-        name = p.authors[0].strip()
-        surname = name.split(",")[0] if "," in name else (name.split()[-1] if name.split() else "")
-        base = re.sub(r"[^A-Za-z]", "", _ascii(surname)).lower()
-    if not base:
-        for w in re.findall(r"[A-Za-z]+", _ascii(p.title or p.abstract)):
-            if w.lower() not in _KEY_SKIP and len(w) > 1:
-                base = w.lower()
-                break
-    return f"{base or 'paper'}{p.year or ''}{text_hash(p.paper_id, 4)}"
-
-
-def _balance(text: str) -> str:
-    """Replace braces that do not pair up (BibTeX counts braces, escaped or not)."""
-    out: list[str] = []
-    open_at: list[int] = []
-    for ch in text:
-        if ch == "{":
-            open_at.append(len(out))
-            out.append(ch)
-        elif ch == "}":
-            if open_at:
-                open_at.pop()
-                out.append(ch)
-            else:
-                out.append(r"\textbraceright{}")
-        else:
-            out.append(ch)
-    for i in open_at:
-        out[i] = r"\textbraceleft{}"
-    return "".join(out)
-
-
-def bibtex_escape(text: str) -> str:
-    """LaTeX-safe field text: math ($...$) kept as written, & % # _ ~ ^ escaped outside it, braces balanced."""
-    text = re.sub(r"\s+", " ", text or "").strip()
-    pieces = re.split(r"(\$[^$]+\$)", text)
-    out = []
-    for i, piece in enumerate(pieces):
-        if i % 2 == 1:
-            out.append(piece)
-            continue
-        piece = piece.replace("$", r"\$")
-        piece = re.sub(r"(?<!\\)([&%#_])", r"\\\1", piece)
-        piece = re.sub(r"(?<!\\)~", r"\\textasciitilde{}", piece)
-        piece = re.sub(r"(?<!\\)\^", r"\\textasciicircum{}", piece)
-        out.append(piece)
-    return _balance("".join(out))
-
-
-def _bib_authors(authors: list[str]) -> str:
-    return " and ".join(bibtex_escape(a) for a in authors)
-
-
-def to_bibtex(citations: list[Citation]) -> str:
-    """The reference list as BibTeX: @inproceedings when the venue is known, else @misc."""
-    entries: list[str] = []
-    seen: set[str] = set()
-    for c in citations:
-        p = c.paper
-        key = bibtex_key(p)
-        if key in seen:  # two papers, same surname, year and 4-hex hash: keep both, keys still stable
-            key = f"{key}-{text_hash(p.paper_id, 8)}"
-        seen.add(key)
-        fields: list[tuple[str, str]] = [("title", "{" + bibtex_escape(p.title or p.paper_id) + "}")]
-        if p.authors:
-            fields.append(("author", _bib_authors(p.authors)))
-        if p.venue:
-            fields.append(("booktitle", bibtex_escape(p.venue)))
-        if p.year:
-            fields.append(("year", str(p.year)))
-        if p.url:
-            fields.append(("url", _balance(p.url.replace("%", r"\%").replace("#", r"\#"))))
-        if p.abstract:
-            fields.append(("abstract", bibtex_escape(p.abstract)))
-        notes = []
-        if p.title_derived:
-            notes.append("title derived from the abstract")
-        if p.source:
-            notes.append(f"{bibtex_escape(p.source)}, record {p.position}")
-        if notes:
-            fields.append(("note", "; ".join(notes)))
-        kind = "inproceedings" if p.venue else "misc"
-        body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
-        entries.append(f"@{kind}{{{key},\n{body}\n}}\n")
-    return "\n".join(entries)

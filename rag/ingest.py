@@ -54,6 +54,13 @@ class IngestReport(BaseModel):
                 + (f", repeated {self.duplicates} (kept once)" if self.duplicates else ""))
 
 
+def retitled_only(old: dict, p: Paper) -> bool:
+    """The stored record differs from `p` in its derived title only (the title rules changed since,
+    rag.loaders.titles): a metadata rewrite, not a re-embedding (derived titles are not in the chunks)."""
+    return bool(old.get("title_derived")) and p.title_derived and \
+        p.model_copy(update={"title": old.get("title", "")}).content_hash == old.get("hash")
+
+
 def chunking_of(settings: Settings) -> str:
     """How chunks are cut under these settings, as the library records it."""
     cs = settings.chunk
@@ -71,8 +78,7 @@ class Ingestor:
         self.overlap = True  # embed batch i+1 while batch i is written (rag.overlap)
 
     def _chunk(self, papers: Iterable[Paper]) -> list[Chunk]:
-        cs = self.settings.chunk
-        count = getattr(self.embedder, "count_tokens", None)
+        cs, count = self.settings.chunk, getattr(self.embedder, "count_tokens", None)
         return [c for p in papers for c in chunk_paper(p, cs.max_chars, cs.max_tokens, count)]
 
     def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
@@ -218,7 +224,7 @@ class Ingestor:
             if old is None and p.paper_id not in todo:
                 report.added += 1
                 todo[p.paper_id] = p
-            elif old is not None and old.get("hash") != p.content_hash:
+            elif old is not None and old.get("hash") != p.content_hash and not retitled_only(old, p):
                 report.updated += 1
                 todo[p.paper_id] = p
             elif p.paper_id in todo:
@@ -229,7 +235,8 @@ class Ingestor:
                 # Its own record: follow a new position, name or path; a legacy one gets its source id, current roles.
                 if owner(old) == source_id and (old.get("position") != p.position or old.get("source") != p.source
                                                 or old.get("source_id") != source_id
-                                                or old.get("source_path", "") != source_path or not roles_current(old)):
+                                                or old.get("source_path", "") != source_path or not roles_current(old)
+                                                or old.get("hash") != p.content_hash):
                     moved.append(p)
                 elif source_id and source_id not in owners(old):
                     joined.append(p.paper_id)

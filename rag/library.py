@@ -5,6 +5,7 @@
     rag.chunks        dense reads: nearest chunks, chunk texts
     rag.ingest        writing: batches, deletes, re-cuts, in an order a crash cannot harm
     rag.removal       removing papers or whole sources, in the same crash-safe order
+    rag.retitle       derived titles re-derived when their rules changed (metadata only)
     rag.locks         one writer per library
     rag.chroma        the Chroma client; the embedded-store guard (rag.store) or a server's store jobs
 """
@@ -28,7 +29,8 @@ from .errors import LibraryBusy, LibraryError
 from .ingest import IngestReport, Ingestor, chunking_of
 from .locks import library_lock
 from .records import Paper
-from .removal import RemoveReport, SourceSummary
+from .removal import Remover, RemoveReport, SourceSummary
+from .retitle import retitle_if_stale
 from .settings import Settings, library_name_problem
 
 __all__ = ["Library", "LibraryError", "LibraryBusy", "IngestReport", "Facets", "RemoveReport", "SourceSummary"]
@@ -66,8 +68,10 @@ class Library:
         self.chunks = ChunkIndex(self.collections, self.records, self.store, self.embedder, bool(settings.chroma_url))
         self.ingestor = Ingestor(self.collections, self.records, self.store, self.embedder, cache, settings,
                                  self.write_lock)
+        self.remover = Remover(self.ingestor, self.write_lock)
         self.store.recut = self.ingestor.recut  # the guard's rebuild ends in the ingestor's re-cut
         self.store.check_before_load()
+        retitle_if_stale(self)  # derived titles under older rules: re-derived, metadata only (rag.retitle)
 
     @contextlib.contextmanager
     def write_lock(self, timeout: float | None = None) -> Iterator[None]:
@@ -141,17 +145,17 @@ class Library:
     def remove(self, ids: Iterable[str]) -> RemoveReport:
         """Take these papers out of the library (vectors, BM25, catalogue), whichever sources hold them.
         Ids the library does not hold are listed in `not_found`, not an error. Crash-safe: a rerun finishes."""
-        raise NotImplementedError  # (stub: rag.removal)
+        return self.remover.remove(ids)
 
     def sources(self) -> list[SourceSummary]:
         """Every source (file) of the library with its paper counts, by name."""
-        raise NotImplementedError
+        return self.remover.sources()
 
     def remove_source(self, source: str) -> RemoveReport:
         """Take a source out: `source` is its id (as `sources()` lists it), the path it was read from, or
         its file name when only one source has that name (UserError if none, or several: it names them).
         Its papers leave unless another source also holds them (those stay, under that source: `kept`)."""
-        raise NotImplementedError
+        return self.remover.remove_source(source)
 
     def drop(self) -> None:
         """Delete the whole library (store collections and local caches)."""

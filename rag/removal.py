@@ -12,7 +12,18 @@ stays, under the other file. Removing a paper by id takes it out whichever sourc
 
 from __future__ import annotations
 
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+
 from pydantic import BaseModel, Field
+
+from .collections import DIRTY
+from .errors import UserError
+from .sources import owners, with_owners
 
 
 class SourceSummary(BaseModel):
@@ -46,3 +57,104 @@ class RemoveReport(BaseModel):
         if self.not_found:
             out += f", not found {len(self.not_found)}"
         return out
+
+
+PART = 512  # papers per delete: a kill loses at most the part under way, and a rerun redoes it
+
+
+def source_summaries(catalogue: Mapping[str, Mapping]) -> list[SourceSummary]:
+    """Every source the catalogue names (owners and co-owners), with its counts, by name then id."""
+    found: dict[str, SourceSummary] = {}
+    for m in catalogue.values():
+        holders = owners(m)
+        for i, sid in enumerate(holders):
+            s = found.get(sid)
+            if s is None:
+                s = found[sid] = SourceSummary(source_id=sid, name=sid.split("~", 1)[0])
+            s.papers += 1
+            s.shared += len(holders) > 1
+            if i == 0:
+                s.name = str(m.get("source") or s.name)
+                s.path = s.path or str(m.get("source_path") or "")
+    return sorted(found.values(), key=lambda s: (s.name.lower(), s.source_id))
+
+
+def resolve_source(catalogue: Mapping[str, Mapping], given: str) -> SourceSummary:
+    """The source `given` names: its id, the path it was read from, or its file name when only one
+    source has that name. UserError (naming the candidates) otherwise."""
+    given = (given or "").strip()
+    if not given:
+        raise UserError("--source needs a name: a file name, a path or a source id (`paperchat sources` lists them)")
+    every = source_summaries(catalogue)
+    for s in every:
+        if s.source_id == given:
+            return s
+    with contextlib.suppress(OSError, ValueError):
+        where = str(Path(given).expanduser().resolve())
+        at = [s for s in every if s.path == where]
+        if len(at) == 1:
+            return at[0]
+    base = Path(given).name
+    named = [s for s in every if s.name == base or s.name.lower() == base.lower()]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise UserError(f"{len(named)} sources are named {base!r}; give one of their ids: "
+                        + ", ".join(f"{s.source_id} ({s.papers} papers{', ' + s.path if s.path else ''})" for s in named))
+    shown = ", ".join(repr(s.name) for s in every[:10]) + (f" and {len(every) - 10} more" if len(every) > 10 else "")
+    raise UserError(f"no source {given!r} in this library" + (f"; its sources: {shown}" if every else " (it is empty)"))
+
+
+class Remover:
+    """Removes papers through the ingestor's own record and chunk writes (rag.ingest.Ingestor), under the
+    library's write lock."""
+
+    def __init__(self, ingestor, write_lock: Callable[[], AbstractContextManager]):
+        self.ingestor, self.catalogue, self.write_lock = ingestor, ingestor.catalogue, write_lock
+
+    def sources(self) -> list[SourceSummary]:
+        self.catalogue.refresh()
+        return source_summaries(self.catalogue.entries)
+
+    def remove(self, ids: Iterable[str]) -> RemoveReport:
+        want = list(dict.fromkeys(str(i).strip() for i in ids if str(i).strip()))
+        return self._run(lambda cat: ([p for p in want if p in cat], {}, [p for p in want if p not in cat], None))
+
+    def remove_source(self, given: str) -> RemoveReport:
+        def plan(cat):
+            src = resolve_source(cat, given)
+            sid = src.source_id
+            held = [(pid, m) for pid, m in cat.items() if sid in owners(m)]
+            kept = {pid: with_owners(m, [s for s in owners(m) if s != sid]) for pid, m in held if len(owners(m)) > 1}
+            return [pid for pid, _ in held if pid not in kept], kept, [], src
+        return self._run(plan)
+
+    def _run(self, plan) -> RemoveReport:
+        """Under the write lock: finish what a killed write left (orphan chunks), then plan on the current
+        catalogue and write: co-owners first, then records, then their chunks, a part at a time."""
+        t0 = time.perf_counter()
+        cat = self.catalogue
+        with self.write_lock():
+            self.ingestor.store.rebuild_if_unloadable()
+            cat.refresh()
+            was_dirty = cat.generation.startswith(DIRTY)
+            changed = False
+            try:
+                if was_dirty:
+                    cat.set_generation(f"{DIRTY}-{uuid.uuid4().hex}")
+                    changed = True
+                    self.ingestor.sweep_orphans()
+                gone, kept, missing, src = plan(cat.entries)
+                if gone or kept:
+                    if not changed:
+                        cat.set_generation(f"{DIRTY}-{uuid.uuid4().hex}")
+                        changed = True
+                    self.ingestor.update_metas(kept)
+                    for s in range(0, len(gone), PART):
+                        self.ingestor.delete_papers(gone[s : s + PART])
+            finally:
+                if changed:
+                    cat.set_generation(uuid.uuid4().hex)
+                    cat.refresh()
+        return RemoveReport(removed=gone, kept=sorted(kept), not_found=missing, source=src,
+                            papers=len(cat.entries), seconds=time.perf_counter() - t0)

@@ -48,6 +48,23 @@ class Filters(BaseModel):
         """Whether the filter names papers Chroma's metadata cannot select (author, collection, ids)."""
         return bool(self.author or self.collection or self.papers is not None)
 
+    def describe(self) -> str:
+        """The filter as a reader would say it ("venue ICLR, 2024–2026, author Hinton"); '' for none."""
+        bits = []
+        if self.venue:
+            bits.append(f"venue {self.venue}")
+        if self.year_from is not None or self.year_to is not None:
+            a, b = self.year_from, self.year_to
+            bits.append(f"{a}" if a == b else f"{a}–{b}" if a is not None and b is not None
+                        else f"{a} on" if a is not None else f"up to {b}")
+        if self.author:
+            bits.append(f"author {self.author}")
+        if self.collection:
+            bits.append(f"collection {self.collection}")
+        if self.papers is not None:
+            bits.append(f"{len(self.papers)} chosen paper{'s' if len(self.papers) != 1 else ''}")
+        return ", ".join(bits)
+
     def __bool__(self) -> bool:
         return bool(self.venue or self.year_from is not None or self.year_to is not None or self.scoped)
 
@@ -160,3 +177,41 @@ def _strip_prefix(text: str, paper) -> str:
 
     pre = chunk_prefix(paper)
     return text[len(pre):] if pre and text.startswith(pre) else text
+
+
+# The Library tab's search lists the papers that stand out from the candidate pool, not a fixed 50: a fused
+# score (z-scores, `fuse`) at least CUT_ABSOLUTE (a standard deviation above the candidates' mean) and at
+# least CUT_RELATIVE of the best one's ("5.9 then 1.3" shows one paper).
+CUT_ABSOLUTE = 1.0
+CUT_RELATIVE = 0.4
+
+
+class LibraryMatches(BaseModel):
+    """The papers a library search lists: `hits` (best first) above the relevance cut-off, how many
+    candidates fell below it, and the line that says so."""
+
+    query: str
+    hits: list[Hit]
+    below: int = 0  # candidates retrieved but under the cut-off
+    cutoff: float = 0.0  # the score a paper had to reach
+
+    @property
+    def note(self) -> str:
+        q = f"“{self.query}”"
+        if not self.hits:
+            return f"No paper matches {q}."
+        n = len(self.hits)
+        weaker = f"; {self.below} weaker match{'es' if self.below != 1 else ''} not shown" if self.below else ""
+        return f"{n} paper{'s' if n != 1 else ''} match{'es' if n == 1 else ''} {q}{weaker}"
+
+
+def library_search(library: Library, query: str, filters: Filters | None = None, k: int = 50) -> LibraryMatches:
+    """At most k papers for the query, those above the relevance cut-off only (at least the best one)."""
+    found = search(library, query, k, filters)
+    if not found:
+        return LibraryMatches(query=query, hits=[])
+    if library.settings.retrieval.fusion != "zscore":  # other fusions' scores have no common scale: keep all
+        return LibraryMatches(query=query, hits=found)
+    cut = max(CUT_ABSOLUTE, CUT_RELATIVE * found[0].score)
+    kept = [h for i, h in enumerate(found) if i == 0 or h.score >= cut]
+    return LibraryMatches(query=query, hits=kept, below=len(found) - len(kept), cutoff=round(cut, 4))

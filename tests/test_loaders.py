@@ -88,14 +88,16 @@ def test_seed_titles_are_derived_short_and_clean(seed_papers):
 def test_seed_titles_name_the_introduced_method(seed_papers):
     titles = {(p.source[:3], p.position): p.title for p in seed_papers}
     # The introduced method, not the prior work (Hyper-Connections (HC)) the abstract mentions first.
-    assert titles["000", 2] == "Manifold-Constrained Hyper-Connections (mHC)"
-    assert titles["000", 4] == "PowerFlow"  # "we introduce PowerFlow, a principled framework"
-    assert titles["000", 6] == "Qkmeans"  # "called $\operatorname{Qkmeans}$"
-    assert titles["000", 15] == "DAG"  # "$\textbf{DAG}$"
-    assert titles["000", 18] == "MetaDistill"  # "\texttt{MetaDistill}"
-    assert titles["003", 6] == "Block Adaptive Signum (BAS)"  # Markdown bold
-    assert titles["003", 11] == "Geometric Rate–Distortion Invariance (RDI)"  # "**R**ate–**D**istortion"
-    assert titles["003", 14] == "Probabilistic Multi-Variable Branching (PMVB)"  # "This paper introduces"
+    assert titles["000", 2] == "Manifold-Constrained Hyper-Connections (mHC): Projecting the residual connection space"
+    # with what the abstract says the method does ("we introduce PowerFlow, a principled framework that reformulates")
+    assert titles["000", 4] == "PowerFlow: Reformulating unsupervised fine-tuning as a distribution matching problem"
+    assert titles["000", 6] == "Qkmeans: Fast seeding method"  # "a fast seeding method called $\operatorname{Qkmeans}$"
+    assert titles["000", 15] == "DAG"  # "$\textbf{DAG}$"; what follows is inside a formula: the name alone
+    assert titles["000", 17] == "ctfIDu+: Identifying a counterfactual query from an arbitrary set"  # "algorithm for"
+    assert titles["000", 18] == "MetaDistill: Lifting the strategy ceiling through pretraining and test-time fine-tuning"
+    assert titles["003", 6] == "Block Adaptive Signum (BAS): Bridging Adam and SignSGD via block-wise scaling"
+    assert titles["003", 11] == "Geometric Rate–Distortion Invariance (RDI)"  # "realizes this principle": not alone
+    assert titles["003", 14].startswith("Probabilistic Multi-Variable Branching (PMVB): Accelerating mixed-integer")
     assert titles["004", 1] == "Markov pseudo-games"  # "that we call Markov pseudo-games"
     # No method named: a short form of the first sentence.
     assert titles["001", 2] == "Pretraining and fine-tuning are central stages in modern machine learning systems"

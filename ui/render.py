@@ -187,26 +187,21 @@ class Rendered:
     export_md: str  # a standalone Markdown document
     citations: list = field(default_factory=list)  # Citation records for BibTeX
     data: dict = field(default_factory=dict)  # the result's JSON
+    kind: str = "answer"  # answer / summary / evidence: with `subject`, names the export files (rag.exports)
+    subject: str = ""  # the question, topic or claim
 
 
 def _filters_note(filters) -> str:
-    if not filters:
-        return ""
-    bits = []
-    if filters.venue:
-        bits.append(filters.venue)
-    if filters.year_from is not None or filters.year_to is not None:
-        a = filters.year_from if filters.year_from is not None else "…"
-        b = filters.year_to if filters.year_to is not None else "…"
-        bits.append(f"{a}–{b}" if a != b else f"{a}")
-    return "filtered to " + ", ".join(bits)
+    described = filters.describe() if filters else ""  # (rag.retrieval.Filters.describe: the exports say the same)
+    return f"filtered to {described}" if described else ""
 
 
 def _flags_md(flags: list[str]) -> str:
     return "".join(f"\n\n<small>Note: {md(f)}</small>" for f in flags or [])
 
 
-def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict, outside_filter: bool = False) -> Rendered:
+def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict, outside_filter: bool = False,
+               filters=None, kind: str = "answer", subject: str = "") -> Rendered:
     """No answer: say so, and show the nearest papers (hits or evidence items), none of them cited. Under a
     filter that nothing passing it answers, the papers shown are those outside it that do, with the sentence."""
     if outside_filter:
@@ -219,9 +214,9 @@ def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict, o
                         for x in nearest)
         body = cards or empty_panel("The library has no papers to show.")
         pnl = panel("Nearest papers", body, "Nothing in the library answers this; these papers came closest.")
-    exp = exports.abstained_markdown(heading, text, nearest)
+    exp = exports.abstained_markdown(heading, text, nearest, filters)
     note_md = f"\n\n<small>{md(note)}</small>" if note else ""
-    return Rendered(md(text) + note_md + _flags_md(flags), pnl, exp, [], data)
+    return Rendered(md(text) + note_md + _flags_md(flags), pnl, exp, [], data, kind, subject)
 
 
 def render_answer(ans, turn: int, filters=None) -> Rendered:
@@ -229,7 +224,7 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
     note_md = f"\n\n<small>{md(note)}</small>" if note else ""
     if ans.abstained:
         return _abstained(ans.answer, ans.nearest, f"# {ans.question}", note, ans.flags, ans.as_json(),
-                          getattr(ans, "coverage", "") == "outside_filter")
+                          getattr(ans, "coverage", "") == "outside_filter", filters, "answer", ans.question)
     known = {c.n for c in ans.citations}
     chat = link_marks(ans.answer, turn, known) + note_md + _flags_md(ans.flags)
     cards = []
@@ -237,7 +232,8 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
         badge, cls, extra = citation_badge(c)
         cards.append(card(turn, c.n, c.paper, [c.evidence, *c.more_evidence], badge, cls, extra))
     pnl = panel(f"Sources · {len(cards)} cited", "".join(cards) or empty_panel("No sources were cited."))
-    return Rendered(chat, pnl, exports.answer_markdown(ans), list(ans.citations), ans.as_json())
+    return Rendered(chat, pnl, exports.answer_markdown(ans, filters), list(ans.citations), ans.as_json(), "answer",
+                    ans.question)
 
 
 GRADE_CLASS = {"answers": "pc-ok", "related": "pc-related", "weak": "pc-bad"}
@@ -279,7 +275,8 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
     """summarise() result: overview + themes in the chat, one card per cited paper in the panel."""
     note = _filters_note(filters)
     if getattr(res, "abstained", False):
-        return _abstained(res.summary, res.nearest, f"# {topic}", note, getattr(res, "flags", []), _json(res))
+        return _abstained(res.summary, res.nearest, f"# {topic}", note, getattr(res, "flags", []), _json(res),
+                          filters=filters, kind="summary", subject=topic)
     citations = list(getattr(res, "citations", []) or [])
     themes = list(getattr(res, "themes", []) or [])
     by_n = {c.n: c for c in citations}
@@ -318,8 +315,8 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
                   + "".join(card(turn, None, x.paper, "", "related — not summarised", "pc-nearest") for x in related))
     pnl = panel(f"Summary · {_count(len(themes), 'theme')} · {_count(len(citations), 'paper')}",
                 toc + (cards or empty_panel("No papers were cited.")))
-    return Rendered(chat, pnl, exports.summary_markdown(topic, overview, themes, citations, related), citations,
-                    _json(res))
+    return Rendered(chat, pnl, exports.summary_markdown(topic, overview, themes, citations, related, filters),
+                    citations, _json(res), "summary", topic)
 
 
 _STANCE_CLASS = {"supports": "pc-ok", "contradicts": "pc-bad", "related": "pc-related"}
@@ -334,7 +331,7 @@ def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
         msg = getattr(res, "message", "") or "no supporting abstract found"
         msg = msg[:1].upper() + msg[1:] + ("" if msg.endswith(".") else ".")
         return _abstained(msg, list(getattr(res, "nearest", []) or []), f"# Evidence for: {claim}", note, flags,
-                          _json(res))
+                          _json(res), filters=filters, kind="evidence", subject=claim)
     number = exports.evidence_number
     counts: dict[str, int] = {}
     for it in items:
@@ -365,4 +362,5 @@ def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
         cards.append(card(turn, number(i, it), it.paper, sentences, STANCE_LABEL.get(stance, stance),
                           _STANCE_CLASS.get(stance, "pc-related"), extra))
     pnl = panel(f"Evidence · {len(items)} abstract{'s' if len(items) != 1 else ''}", "".join(cards))
-    return Rendered(chat, pnl, exports.evidence_markdown(claim, items), exports.evidence_citations(items), _json(res))
+    return Rendered(chat, pnl, exports.evidence_markdown(claim, items, filters), exports.evidence_citations(items),
+                    _json(res), "evidence", claim)

@@ -2,7 +2,13 @@
 
 The title is the method the abstract introduces ("we propose Manifold-Constrained Hyper-Connections
 (mHC), ...") -- found only right after an introducing verb, so prior work named earlier ("studies
-exemplified by Hyper-Connections (HC)") is passed over -- else a short form of the first sentence.
+exemplified by Hyper-Connections (HC)") is passed over -- with what the abstract says it does or is
+for, when it says so in the same sentence ("..., a general framework that projects the residual
+connection space ..." -> "mHC: Projecting the residual connection space of HC onto a specific
+manifold"); else a short form of the first sentence.
+
+TITLES_VERSION counts changes to these rules: a library whose titles were derived under an earlier
+version re-derives them on open (rag.retitle), rewriting records' metadata only, never re-embedding.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ import re
 from ..sentences import split_sentences
 
 MAX_WORDS = 12
+TITLES_VERSION = 2  # 2: "Name: what it does" (issue 17)
+TITLE_WORDS = 14  # name and description together
 
 # --- markup: names set in bold/typewriter/italics become «name»; other markup is dropped -------------
 _NAME_CMDS = r"textbf|texttt|textit|textsc|emph|operatorname|mathrm|mathsf|mathtt|mathbf|mathit|boldsymbol"
@@ -79,32 +87,97 @@ def _is_abbr(s: str) -> bool:
     return any(c.isupper() for c in s) and " " not in s
 
 
-def _named_after(rest: str, called: bool) -> str:
-    """The name at the start of `rest` (the text after an introducing verb), or ''."""
+def _named_after(rest: str, called: bool) -> tuple[str, int]:
+    """The name at the start of `rest` (the text after an introducing verb) and where it ends, or ('', 0)."""
     if m := _MARKED.match(rest):
         name, paren = m.group(1).strip(), (m.group(2) or "").strip()
         if paren and "(" not in name and (_is_abbr(paren) or len(paren.split()) >= 2):
-            name = f"{name} ({_unmark(paren)})"
-        return name
+            return f"{name} ({_unmark(paren)})", m.end()
+        return name, m.end(1) + 1
     if m := _NAME_ABBR.match(rest):
-        return f"{m.group(1)} ({m.group(2)})"
+        return f"{m.group(1)} ({m.group(2)})", m.end()
     if (m := _TOKEN_EXPANSION.match(rest)) and re.search(r"[A-Z0-9]", m.group(1)) and len(m.group(2).split()) >= 2:
-        return f"{m.group(1)} ({m.group(2)})"
+        return f"{m.group(1)} ({m.group(2)})", m.end()
     if m := _APPOSITION.match(rest):
-        return m.group(1)
+        return m.group(1), m.end(1)
     if called and (m := _CALLED.match(rest)):
-        return m.group(1)
-    return ""
+        return m.group(1), m.end()
+    return "", 0
+
+
+def _introduction(abstract: str) -> tuple[str, str, str]:
+    """(name, what follows it in its sentence, the noun phrase before 'called NAME') of the method the
+    abstract introduces, or ('', '', '')."""
+    text = _mark(abstract)
+    for m in _TRIGGER.finditer(text):
+        raw, end = _named_after(text[m.end():], bool(m.group("called")))
+        name = _unmark(raw).strip(" -—")
+        if name and len(name) <= 160:
+            after = _unmark(text[m.end() + end:])
+            after = re.split(r"(?<=[.!?])\s+(?=[A-Z(])", after, maxsplit=1)[0]
+            before = ""
+            if m.group("called"):
+                np_ = re.search(r"\b(?:an?|the)\s+([^,;:.()«»$]{3,80}?)\s*$", _unmark(text[: m.start()]))
+                before = np_.group(1) if np_ else ""
+            return _capitalise(name), after, before
+    return "", "", ""
 
 
 def introduced_name(abstract: str) -> str:
     """The method the abstract introduces, or '' when it introduces none by name."""
-    text = _mark(abstract)
-    for m in _TRIGGER.finditer(text):
-        name = _unmark(_named_after(text[m.end():], bool(m.group("called")))).strip(" -—")
-        if name and len(name) <= 160:
-            return _capitalise(name)
-    return ""
+    return _introduction(abstract)[0]
+
+
+# What a method is or does, as the abstract says right after naming it.
+_HEAD = (r"(?:(?:novel|new|simple|general|principled|unified|efficient|effective|lightweight|practical|"
+         r"and|yet|,)\s+)*")
+_DOES = re.compile(r"^\s*,?\s*(?:(?:an?|the)\s+" + _HEAD + r"(?P<head>[^,;:()]{2,80}?)\s+)?"
+                   r"(?:(?:that|which)\s+(?:(?:directly|also|then|first|jointly|dynamically|explicitly|"
+                   r"efficiently|effectively)\s+)?(?P<verb>[a-z]+s)\b(?P<obj>.*)"
+                   r"|(?:designed|built|developed|tailored)\s+to\s+(?P<inf>[a-z]+)\b(?P<obj2>.*))", re.IGNORECASE)
+_FOR = re.compile(r"^\s*,?\s*(?:(?:an?|the)\s+)?[^,;:()]{0,60}?\bfor\s+(?P<goal>[^;:]{6,})", re.IGNORECASE)
+_IS = re.compile(r"^\s*,\s*(?:an?|the)\s+" + _HEAD + r"(?P<what>[^;:()]{6,})", re.IGNORECASE)
+_NOT_VERBS = {"is", "was", "has", "does", "as", "its", "this", "thus", "plus", "across", "us", "less", "was"}
+_VAGUE = re.compile(r"\b(?:this|these|that|those|it|its|they|their|such)\b", re.IGNORECASE)
+
+
+def _gerund(verb: str) -> str:
+    """'projects' -> 'projecting', 'provides' -> 'providing', 'maps' -> 'mapping'."""
+    v = verb.lower()
+    v = v[:-2] if v.endswith(("sses", "shes", "ches", "xes", "zzes")) else v[:-1] if v.endswith("s") else v
+    if v.endswith("ie"):
+        return v[:-2] + "ying"
+    if v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
+        return v[:-1] + "ing"
+    if len(v) <= 4 and re.search(r"[^aeiou][aeiou][bdgmnprt]$", v):
+        return v + v[-1] + "ing"
+    return v + "ing"
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
+def described(after: str, before: str, max_words: int) -> str:
+    """What the method does or is for, from the words after its name (or the noun phrase that 'called'
+    it), in at most `max_words` words; '' when the abstract says nothing that stands alone."""
+    if max_words < 4:
+        return ""
+    candidates = []
+    if (m := _DOES.match(after)) and (m.group("verb") or "").lower() not in _NOT_VERBS:
+        verb, obj = (m.group("verb"), m.group("obj")) if m.group("verb") else (m.group("inf"), m.group("obj2"))
+        candidates.append(f"{_gerund(verb) if m.group('verb') else _gerund(verb + 's')}{obj}")
+    if m := _FOR.match(after):
+        candidates.append(m.group("goal"))
+    if before:
+        candidates.append(before)
+    if m := _IS.match(after):
+        candidates.append(m.group("what"))
+    shorts = [short_form(_CITATION.sub("", text.strip()), max_words) for text in candidates]
+    shorts = [t for t in shorts if len(t.split()) >= 2 and not _VAGUE.search(" ".join(t.split()[:4]))
+              and len(re.findall(r"(?<!\\)\$", t)) % 2 == 0]
+    # Words before formulas: a title is read at a glance ("Qkmeans: Fast seeding method").
+    return _upper_first(next((t for t in shorts if "$" not in t), shorts[0] if shorts else ""))
 
 
 def _capitalise(name: str) -> str:
@@ -209,5 +282,11 @@ SCAN_CHARS = 6000  # the method is named early; a bound keeps pathological abstr
 
 
 def derive_title(abstract: str) -> str:
+    """'Name: what it does' for an abstract that introduces a method by name (the name alone when it says
+    nothing more in that sentence), else a short form of its first sentence."""
     head = abstract[:SCAN_CHARS]
-    return introduced_name(head) or first_sentence_title(head)
+    name, after, before = _introduction(head)
+    if not name:
+        return first_sentence_title(head)
+    what = described(after, before, min(MAX_WORDS - 3, TITLE_WORDS - len(name.split())))
+    return f"{name}: {what}" if what else name

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..snippets import snippet
 from .records import LibraryMap
 
 HERE = Path(__file__).resolve().parent
@@ -46,7 +47,7 @@ def viewer_data(m: LibraryMap, catalogue: dict[str, dict], abstracts: dict[str, 
         "topics": [t.as_json() for t in m.topics], "lit": lit or [],
     }
     if abstracts is not None:
-        data["a"] = [abstracts.get(pid, "")[:ABSTRACT_CHARS] for pid in m.ids]
+        data["a"] = [snippet(abstracts.get(pid, ""), ABSTRACT_CHARS) for pid in m.ids]
         data["au"] = [", ".join(json.loads(md.get("authors") or "[]")[:3]) for md in metas]
         data["u"] = [md.get("url", "") for md in metas]
     return data
@@ -79,7 +80,7 @@ _SCRIPT = """
     card.innerHTML = `<h2>${esc(data.t[i])}</h2><div class="meta">${esc(data.au ? data.au[i] : "")}` +
       `${data.au && data.au[i] ? " · " : ""}${esc(data.v[i] || "")} ${data.yr[i] || ""}</div>` +
       `<div class="topic">${esc(t ? t.name : "")}</div>` +
-      (data.a && data.a[i] ? `<p>${esc(data.a[i])}${data.a[i].length >= %(chars)d ? "…" : ""}</p>` : "") +
+      (data.a && data.a[i] ? `<p>${esc(data.a[i])}</p>` : "") +
       (data.u && data.u[i] && /^https?:/.test(data.u[i]) ? `<a href="${esc(data.u[i])}" rel="noopener">${esc(data.u[i])}</a>` : "") +
       `<p class="meta">id ${esc(id)}</p>`;
     card.dataset.paper = id;
@@ -107,7 +108,7 @@ def standalone_html(m: LibraryMap, catalogue: dict[str, dict], abstracts: dict[s
         "paper for its card</span></header>"
         '<main><div id="map"></div><aside id="card"><p class="meta">Click a paper to see its card.</p></aside></main>'
         f'<script type="application/json" id="pc-map-data">{_json_for_script(data)}</script>'
-        f"<script>{_SCRIPT % {'chars': ABSTRACT_CHARS}}</script></body></html>"
+        f"<script>{_SCRIPT}</script></body></html>"
     )
 
 
