@@ -181,9 +181,15 @@ def _strip_prefix(text: str, paper) -> str:
 
 # The Library tab's search lists the papers that stand out from the candidate pool, not a fixed 50: a fused
 # score (z-scores, `fuse`) at least CUT_ABSOLUTE (a standard deviation above the candidates' mean) and at
-# least CUT_RELATIVE of the best one's ("5.9 then 1.3" shows one paper).
+# least CUT_RELATIVE of the best one's ("5.9 then 1.3" shows one paper). z-scores always find someone
+# standing out, so a paper must also be near the query: its best chunk at MATCH_DENSE cosine, or at
+# MATCH_DENSE_WITH_WORD when it shares a word with it (on the seeds "quokka census" then finds nothing,
+# its best paper at 0.19 without a shared word; "needle in a haystack long context" keeps its three at
+# 0.19-0.28 with words in common).
 CUT_ABSOLUTE = 1.0
 CUT_RELATIVE = 0.4
+MATCH_DENSE = 0.30
+MATCH_DENSE_WITH_WORD = 0.15
 
 
 class LibraryMatches(BaseModel):
@@ -206,12 +212,11 @@ class LibraryMatches(BaseModel):
 
 
 def library_search(library: Library, query: str, filters: Filters | None = None, k: int = 50) -> LibraryMatches:
-    """At most k papers for the query, those above the relevance cut-off only (at least the best one)."""
+    """At most k papers for the query: near it, and above the relevance cut-off (the best of those always)."""
     found = search(library, query, k, filters)
-    if not found:
-        return LibraryMatches(query=query, hits=[])
-    if library.settings.retrieval.fusion != "zscore":  # other fusions' scores have no common scale: keep all
-        return LibraryMatches(query=query, hits=found)
-    cut = max(CUT_ABSOLUTE, CUT_RELATIVE * found[0].score)
-    kept = [h for i, h in enumerate(found) if i == 0 or h.score >= cut]
+    near = [h for h in found if h.dense >= MATCH_DENSE or (h.lexical > 0 and h.dense >= MATCH_DENSE_WITH_WORD)]
+    if not near or library.settings.retrieval.fusion != "zscore":  # other fusions' scores have no common scale
+        return LibraryMatches(query=query, hits=near, below=len(found) - len(near))
+    cut = max(CUT_ABSOLUTE, CUT_RELATIVE * near[0].score)
+    kept = [h for i, h in enumerate(near) if i == 0 or h.score >= cut]
     return LibraryMatches(query=query, hits=kept, below=len(found) - len(kept), cutoff=round(cut, 4))

@@ -23,3 +23,6 @@ def test_a_broad_query_lists_more_and_no_match_says_so(seeds_library):
     assert len(broad.hits) > len(narrow.hits)
     none = library_search(seeds_library, "anything", Filters(venue="NoSuchVenue"))
     assert none.hits == [] and none.note == "No paper matches “anything”."
+    # z-scores always find a paper standing out; one far from the query is not a match
+    far = library_search(seeds_library, "quokka census")
+    assert far.hits == [] and far.note == "No paper matches “quokka census”." and far.below > 0

@@ -109,7 +109,7 @@ def test_cli_remove_and_sources(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(900)
 def test_kill_9_mid_remove_leaves_a_consistent_library_and_a_rerun_finishes(tmp_path):
     from test_crash_safety import (check_in_child, cli_env, close_library, check_consistent, finish, hard_kill,
                                    open_library, start_cli, write_corpus)
@@ -135,7 +135,7 @@ def test_kill_9_mid_remove_leaves_a_consistent_library_and_a_rerun_finishes(tmp_
         while proc.poll() is None and time.monotonic() < deadline and \
                 not (marker.exists() and marker.read_text().strip() == str(proc.pid)):
             time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, 1.0))  # somewhere in the deletes
+        time.sleep(rng.uniform(0.5, 12.0))  # somewhere in the deletes (19 s for the whole remove on 2 busy cores)
         was_killed = hard_kill(proc)
         killed += was_killed
         counts = check_in_child(home, both, rng.randrange(1 << 30))
