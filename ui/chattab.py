@@ -14,6 +14,7 @@ from rag.exports import write_exports
 from rag.library import Library
 from rag.retrieval import Filters
 from rag.settings import Settings
+from rag.snippets import snippet
 from rag.tasks.ask import ask
 from rag.tasks.cite import cite
 from rag.tasks.summarise import summarise
@@ -131,7 +132,7 @@ class ChatTab:
 
         link = show_on_map_link(cited_ids(rendered))
         chat[-1] = {"role": "assistant", "content": rendered.chat + (f"\n\n{link}" if link else "")}
-        label = f"{h(mode)}: {h(message if len(message) <= 80 else message[:77] + '…')}"
+        label = f"{h(mode)}: {h(snippet(message, 80))}"
         turns.append({"label": label, "panel": rendered.panel, "mode": mode})
         if mode == ASK:
             # The cited papers go with the turn: a follow-up ("what do they prove?") is answered from them first.
@@ -139,7 +140,9 @@ class ChatTab:
                             [c["paper_id"] for c in rendered.data.get("citations", [])]))
         state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
-        md_path, bib_path = write_exports(self.session_dir(request), turn, rendered.export_md, rendered.citations)
+        # paperchat-answer-<question>.md / .bib (and .ris beside them): named for what they hold
+        md_path, bib_path = write_exports(self.session_dir(request), turn, rendered.export_md, rendered.citations,
+                                          kind=rendered.kind, subject=rendered.subject)
         state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
 
