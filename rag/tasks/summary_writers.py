@@ -15,6 +15,7 @@ from ..embcache import CachedEmbedder
 from ..prompts import load_prompt
 from ..records import Citation
 from ..settings import Settings
+from ..snippets import snippet
 from ..standalone import stands_alone
 from .ask import format_sources
 from .summary import Summary, Theme, ThemeDraft
@@ -254,7 +255,7 @@ def _split_title(draft: str) -> tuple[str, str]:
         m = re.match(r"^\s*(?:#+\s*)?(?:\*\*)?title(?:\*\*)?\s*:\s*(.+?)\s*$", lines[0], re.IGNORECASE)
         if m:
             title = strip_marks(m.group(1).strip("*# ")).strip()
-            return title[:120], "\n".join(lines[1:]).strip()
+            return snippet(title, 120), "\n".join(lines[1:]).strip()
     return "", draft.strip()
 
 
