@@ -4,6 +4,7 @@ manager reads back whole (parsed here with bibtexparser and rispy, checked for w
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -141,3 +142,22 @@ def test_our_own_loaders_read_both_exports_back_as_the_same_papers(tmp_path):
         assert [p.paper_id for p in got] == [p.paper_id for p in PAPERS], name
         assert [p.year for p in got] == [p.year for p in PAPERS]
         assert got[0].title == OPTUNA.title and got[0].authors == OPTUNA.authors, name
+
+
+def test_cli_writes_an_answers_references_as_bibtex_and_ris(tmp_path, monkeypatch, capsys):
+    from conftest import SEEDS
+    from rag.cli import main
+
+    rispy = pytest.importorskip("rispy")
+    monkeypatch.setenv("PAPERCHAT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PAPERCHAT_EMBEDDER", "fake")
+    assert main(["ingest", str(SEEDS)]) == 0
+    capsys.readouterr()
+    bib, ris = tmp_path / "refs.bib", tmp_path / "refs.ris"
+    assert main(["ask", "How does PowerFlow reformulate unsupervised fine-tuning?", "--json",
+                 "--bibtex", str(bib), "--ris", str(ris)]) == 0
+    cited = json.loads(capsys.readouterr().out)["citations"]
+    entries, records = _bibtex_entries(bib.read_text()), rispy.loads(ris.read_text())
+    assert entries and len(entries) == len(records) == len(cited)
+    assert [_unlatex(e["title"]) for e in entries] == [r["title"] for r in records]
+    assert all(r["type_of_reference"] == "CONF" and r["year"] == "2026" for r in records)  # the seeds: venue, year
