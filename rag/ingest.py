@@ -95,9 +95,8 @@ class Ingestor:
         t0 = time.perf_counter()
         report = IngestReport()
         files, skipped = discover([Path(p) for p in paths])
-        for r in skipped:
-            report.rejections.append(r)
-            report.rejected += 1
+        report.rejections += skipped
+        report.rejected += len(skipped)
         if source is not None and (len(files) > 1 or not source.strip()):
             raise LibraryError(f"--source names one file; {len(files)} were given" if source.strip()
                                else "--source needs a name")
@@ -115,10 +114,9 @@ class Ingestor:
             was_dirty = cat.generation.startswith(DIRTY)
             gen_dirty = f"{DIRTY}-{uuid.uuid4().hex}"
             changed = False
-            show = None if progress is None else progress
-            counts = [estimate_records(f) for f in files] if show is not False else []
+            counts = [estimate_records(f) for f in files] if progress is not False else []
             total = sum(counts) if counts and None not in counts else None  # gives the bar a rate and an ETA
-            bar = tqdm(total=total, unit=" abstracts", disable=(None if show is None else not show), smoothing=0.05,
+            bar = tqdm(total=total, unit=" abstracts", disable=(None if progress is None else not progress), smoothing=0.05,
                        dynamic_ncols=True, desc="ingest", leave=False)
 
             ahead = OneAhead(self.overlap)
@@ -199,8 +197,7 @@ class Ingestor:
 
     def update_metas(self, metas: dict[str, dict]) -> None:
         """Rewrite records' metadata only (no vectors, no chunks): co-owners joining or leaving."""
-        ids = list(metas)
-        for part in in_pages(ids):
+        for part in in_pages(list(metas)):
             self.cols.papers.update(ids=part, metadatas=[metas[i] for i in part])
         if metas:
             self.catalogue.entries = {**self.catalogue.entries, **metas}
@@ -227,6 +224,9 @@ class Ingestor:
             elif old is not None and old.get("hash") != p.content_hash and not retitled_only(old, p):
                 report.updated += 1
                 todo[p.paper_id] = p
+            elif old is not None and old.get("hash") != p.content_hash and owner(old) == source_id and p.paper_id not in todo:
+                report.unchanged += 1  # only its derived title changed (the rules did): its metadata follows
+                moved.append(p)
             elif p.paper_id in todo:
                 todo[p.paper_id] = p  # a repeat inside one ingest: the last version wins
                 report.unchanged += 1
@@ -235,8 +235,7 @@ class Ingestor:
                 # Its own record: follow a new position, name or path; a legacy one gets its source id, current roles.
                 if owner(old) == source_id and (old.get("position") != p.position or old.get("source") != p.source
                                                 or old.get("source_id") != source_id
-                                                or old.get("source_path", "") != source_path or not roles_current(old)
-                                                or old.get("hash") != p.content_hash):
+                                                or old.get("source_path", "") != source_path or not roles_current(old)):
                     moved.append(p)
                 elif source_id and source_id not in owners(old):
                     joined.append(p.paper_id)
