@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="rows and cells in full (sentence, role, score, paper id)")
     fmt.add_argument("--csv", action="store_true", help="the table as CSV")
     fmt.add_argument("--markdown", action="store_true", help="the table as Markdown")
-    p.add_argument("--bibtex", type=Path, metavar="FILE", help="write the rows' BibTeX to FILE")
+    add_exports(p)  # the rows' references
     p.add_argument("--width", type=_positive, help="terminal table width (default: the terminal's, at most 100 "
                                                     "when not a terminal)")
 
@@ -315,13 +315,12 @@ def cmd_cite(args) -> int:
 def cmd_compare(args) -> int:
     import shutil
 
-    from .exports import to_bibtex
     from .tasks.compare import compare
     from .tasks.compare_render import render_text, to_csv, to_markdown
 
     table = compare(args.topic, _library(args), settings=_settings(args), filters=_filters(args), k=args.k)
-    if args.bibtex and not table.abstained:
-        args.bibtex.write_text(to_bibtex(table.citations()), encoding="utf-8")
+    if not table.abstained:
+        _write_references(args, table.citations())
     if args.json:
         _print_json(table.as_json())
     elif args.csv and not table.abstained:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag.exports import export_stem
 from rag.tasks.compare_render import to_csv, to_markdown, trim
 from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED
 
@@ -78,7 +79,8 @@ def render_table(table, turn: int, filters=None) -> Rendered:
     note = _filters_note(filters)
     title = f"# Compare: {table.topic}" if table.topic else "# Compare: the chosen papers"
     if table.abstained:
-        return _abstained(table.message, table.nearest, title, note, table.flags, table.as_json())
+        return _abstained(table.message, table.nearest, title, note, table.flags, table.as_json(), filters=filters,
+                          kind="comparison", subject=table.topic or "chosen papers")
     parts: list[str] = []
     theme = None
     head = "| | Paper | " + " | ".join(HEADINGS[c] for c in COLUMNS) + " |\n|---|---|" + "---|" * len(COLUMNS)
@@ -104,7 +106,8 @@ def render_table(table, turn: int, filters=None) -> Rendered:
                   + "".join(card(turn, None, x.paper, "", "related — not compared", "pc-nearest") for x in table.related))
     pnl = panel(f"Compare · {len(table.rows)} paper{'s' if len(table.rows) != 1 else ''}",
                 cards or empty_panel("No papers to compare."))
-    return TableRendered(chat, pnl, to_markdown(table), table.citations(), table.as_json(), csv=to_csv(table))
+    return TableRendered(chat, pnl, to_markdown(table), table.citations(), table.as_json(), kind="comparison",
+                         subject=table.topic or "chosen papers", csv=to_csv(table))
 
 
 # -- the chat's Compare mode -----------------------------------------------------------------------
@@ -141,10 +144,10 @@ def run_compare(library, settings, message: str, filters, turn: int):
 
 
 def write_csv(folder, turn: int, rendered) -> str | None:
-    """paperchat-NN.csv beside the turn's other exports, for a comparison table (None otherwise)."""
+    """paperchat-comparison-TOPIC.csv beside the turn's other exports, for a comparison table (None otherwise)."""
     text = getattr(rendered, "csv", "")
     if not text:
         return None
-    path = folder / f"paperchat-{turn:02d}.csv"
+    path = folder / f"{export_stem(rendered.kind, rendered.subject or f'{turn:02d}')}.csv"
     path.write_text(text, encoding="utf-8")
     return str(path)

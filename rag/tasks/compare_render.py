@@ -6,6 +6,7 @@ import csv
 import io
 import textwrap
 
+from ..snippets import snippet
 from .comparison import COLUMNS, HEADINGS, NOT_STATED, Cell, Row, Table
 
 WIDTH = 100
@@ -15,14 +16,9 @@ CELL_LINES = 5  # lines a cell may take in the terminal grid before it is trimme
 
 
 def trim(text: str, limit: int) -> str:
-    """The text cut at a word boundary to at most `limit` characters, "…" marking the cut."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: max(1, limit - 1)]
-    if " " in cut and not text[len(cut)].isspace():
-        cut = cut[: cut.rfind(" ")]
-    return cut.rstrip(" ,;:") + "…"
+    """The text cut at a word boundary to at most `limit` characters, "…" marking the cut (rag.snippets,
+    the one cut every snippet shares)."""
+    return snippet(text, limit)
 
 
 def _cell_text(c: Cell) -> str:
