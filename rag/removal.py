@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from .collections import DIRTY
 from .errors import UserError
-from .sources import owners, with_owners
+from .sources import leaving, owners
 
 
 class SourceSummary(BaseModel):
@@ -123,10 +123,8 @@ class Remover:
     def remove_source(self, given: str) -> RemoveReport:
         def plan(cat):
             src = resolve_source(cat, given)
-            sid = src.source_id
-            held = [(pid, m) for pid, m in cat.items() if sid in owners(m)]
-            kept = {pid: with_owners(m, [s for s in owners(m) if s != sid]) for pid, m in held if len(owners(m)) > 1}
-            return [pid for pid, _ in held if pid not in kept], kept, [], src
+            kept, gone = leaving(cat, src.source_id, set())  # as ingest drops what a file no longer holds
+            return gone, kept, [], src
         return self._run(plan)
 
     def _run(self, plan) -> RemoveReport:
