@@ -116,6 +116,13 @@ def bibtex_escape(text: str) -> str:
     return _balance("".join(out))
 
 
+def _bibtex_name(name: str) -> str:
+    """One author as BibTeX reads one: a name with "and" inside ("Barnes and Noble", a lab) is braced, or
+    every reader splits it into two people."""
+    esc = bibtex_escape(name)
+    return "{" + esc + "}" if re.search(r"\band\b", esc, re.IGNORECASE) else esc
+
+
 def _verbatim(text: str) -> str:
     """A URL or DOI as BibTeX carries it: % and # escaped (they end or break a field), braces balanced."""
     return _balance(re.sub(r"\s+", "", text).replace("%", r"\%").replace("#", r"\#"))
@@ -142,7 +149,7 @@ def to_bibtex(citations: list[Citation]) -> str:
         seen.add(key)
         fields: list[tuple[str, str]] = [("title", "{" + bibtex_escape(p.title or p.paper_id) + "}")]
         if p.authors:
-            fields.append(("author", " and ".join(bibtex_escape(a) for a in p.authors)))
+            fields.append(("author", " and ".join(_bibtex_name(a) for a in p.authors)))
         if p.venue:
             fields.append(("booktitle", bibtex_escape(p.venue)))
         if p.year:

@@ -161,3 +161,16 @@ def test_cli_writes_an_answers_references_as_bibtex_and_ris(tmp_path, monkeypatc
     assert entries and len(entries) == len(records) == len(cited)
     assert [_unlatex(e["title"]) for e in entries] == [r["title"] for r in records]
     assert all(r["type_of_reference"] == "CONF" and r["year"] == "2026" for r in records)  # the seeds: venue, year
+
+
+def test_an_author_with_and_in_the_name_stays_one_author(tmp_path):
+    """A lab or company named "X and Y" must not come back from a reference manager as two people."""
+    from rag.loaders import load_file
+
+    lab = Paper(paper_id="doi:10.1000/lab", title="Scaling Reports", authors=["Research and Engineering Lab",
+                "Ada Lovelace"], year=2024, abstract="We report scaling.")
+    text = to_bibtex(cites(lab))
+    (tmp_path / "lab.bib").write_text(text, encoding="utf-8")
+    assert list(load_file(tmp_path / "lab.bib"))[0].authors == lab.authors
+    entry = _bibtex_entries(text)[0]
+    assert entry["author"].startswith("{Research and Engineering Lab} and ")
