@@ -16,6 +16,8 @@ from typing import Any
 from rag import exports
 from rag.citations import parse_numbers
 
+from . import markup
+
 # The same citation-mark grammar as rag.citations: [1], [1, 2], [1-3], [1; 4].
 _MARK = re.compile(r"\[\s*(\d+(?:\s*(?:[-–,;]|and)\s*\d+)*)\s*\]")
 _MD_INLINE = re.compile(r"([\\`*_\[\]{}~$|<>])")
@@ -45,6 +47,7 @@ def card_id(turn: int, n: int) -> str:
 
 def link_marks(text: str, turn: int, known: set[int] | None = None) -> str:
     """Escaped Markdown of `text` in which every [n] that has a source card becomes an anchor link to it."""
+    text = markup.prepare(text)  # LaTeX text commands and *emphasis* as formatting (ui.markup)
     out: list[str] = []
     pos = 0
     for m in _MARK.finditer(text):
@@ -58,7 +61,7 @@ def link_marks(text: str, turn: int, known: set[int] | None = None) -> str:
                 if known is None or n in known else md(f"[{n}]") for n in nums))
         pos = m.end()
     out.append(md(text[pos:]))
-    return "".join(out)
+    return "".join(markup.balance(out))
 
 
 def safe_filename(name: str, default: str = "upload") -> str:
@@ -105,7 +108,9 @@ def highlight(abstract: str, sentences: str | list[str] | None) -> str:
     the abstract is shown on its own (marked) above it."""
     if isinstance(sentences, str) or sentences is None:
         sentences = [sentences] if sentences else []
-    sentences = [x for x in dict.fromkeys(sentences) if x]
+    # formatting as markers first (ui.markup), on the abstract and its sentences alike, so they still match
+    abstract = markup.prepare(abstract)
+    sentences = [markup.prepare(x) for x in dict.fromkeys(sentences) if x]
     spans: list[tuple[int, int]] = []
     alone: list[str] = []
     for sent in sentences:
@@ -114,13 +119,15 @@ def highlight(abstract: str, sentences: str | list[str] | None) -> str:
             alone.append(sent)
         elif not any(a < span[1] and span[0] < b for a, b in spans):
             spans.append(span)
-    out, pos = [], 0
+    pieces, pos = [], 0
     for a, b in sorted(spans):
-        out.append(f"{h(abstract[pos:a])}<mark>{h(abstract[a:b])}</mark>")
+        pieces += [abstract[pos:a], abstract[a:b]]
         pos = b
-    out.append(h(abstract[pos:]))
-    lead = "".join(f'<p class="pc-evidence-alone"><mark>{h(x)}</mark></p>' for x in alone)
-    return f'{lead}<p class="pc-abstract">{"".join(out)}</p>'
+    pieces.append(abstract[pos:])
+    shown = markup.balance([h(p) for p in pieces])  # odd pieces are the evidence
+    out = "".join(f"<mark>{x}</mark>" if i % 2 else x for i, x in enumerate(shown))
+    lead = "".join(f'<p class="pc-evidence-alone"><mark>{markup.balance([h(x)])[0]}</mark></p>' for x in alone)
+    return f'{lead}<p class="pc-abstract">{out}</p>'
 
 
 # -- cards ---------------------------------------------------------------------------------------
@@ -155,8 +162,9 @@ def card(turn: int, n: int | None, paper, evidence: str | list[str] = "", badge:
     num = f'<span class="pc-n">{n}</span>' if n is not None else ""
     badge_html = f'<span class="pc-badge {badge_class}">{h(badge)}</span>' if badge else ""
     ident = f' id="{card_id(turn, n)}"' if n is not None else ""
-    return (f'<article class="pc-card"{ident}>'
-            f'<div class="pc-head">{num}<span class="pc-title">{h(title)}</span>{badge_html}</div>'
+    pid = getattr(paper, "paper_id", "") or ""
+    return (f'<article class="pc-card"{ident} data-paper="{h(pid)}">'
+            f'<div class="pc-head">{num}<span class="pc-title">{markup.html(title)}</span>{badge_html}</div>'
             f"{_meta_line(paper)}{extra}"
             f"{highlight(getattr(paper, 'abstract', '') or '', evidence)}</article>")
 
@@ -349,7 +357,8 @@ def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
     chat = "\n".join(lines)
     if getattr(res, "mode", "") == "extractive":
         chat += ("\n\n<small>Without a language model every abstract is marked *related*: similarity cannot tell "
-                 "support from contradiction. Set PAPERCHAT\\_LLM=openai to judge the stance.</small>")
+                 "support from contradiction. A language model judges the stance: choose it as the answerer when the "
+                 "server has one.</small>")
     if note:
         chat += f"\n\n<small>{md(note)}</small>"
     chat += _flags_md(flags)
