@@ -176,12 +176,19 @@ def test_upload_auth_and_library(tmp_path):
         # Gradio's cached copy of the upload is gone once it is ingested (a shared server keeps no bombs).
         assert not cached_copies(up.read_bytes()), "the upload is still in Gradio's cache"
 
-        stats, table, note = c.predict("", api_name="/papers")
+        stats, table, note, *_ = c.predict("", api_name="/papers")  # (+ the file picker, "Ask about these")
         assert "NeurIPS" in stats and "2023" in stats and "2 papers" in note
-        assert {row[3] for row in table["data"]} == {"my_list_x.jsonl"}
+        assert table["headers"][4] == "File" and {row[4] for row in table["data"]} == {"my_list_x.jsonl"}
+        # a search lists what matches, and says how many
+        _, table, note, *_ = c.predict("gated heuristics graph colouring", api_name="/papers")
+        assert "Gated graph colouring" in table["data"][0][1] and re.match(r"\d+ (papers? match|best matches)", note)
 
         data = c.predict("gated heuristics for graph colouring", "Ask", "NeurIPS", api_name="/query")
         assert data["citations"] and data["citations"][0]["title"] == "Gated graph colouring"
+        # scoped to chosen papers (as "Ask about these" does): only they can be cited
+        pid = next(p for p, m in demo.paperchat_ui.library.catalogue.items() if m["title"] == "Sparse kernels")
+        data = c.predict("gated heuristics for graph colouring", "Ask", papers=pid, api_name="/query")
+        assert all(x["paper_id"] == pid for x in data["citations"]), data["citations"]
         assert "<script>" not in data["html"] and "&lt;script&gt;" in data["html"]
         assert "<script>" not in data["chat"]
 

@@ -3,6 +3,48 @@
   // panel (opening a folded earlier turn if need be) and flash it, without jumping the whole page.
   if (window.__paperchatLinks) return;
   window.__paperchatLinks = true;
+  // Math in the HTML panels (source cards, the library's paper card): KaTeX's auto-render as Gradio's own
+  // frontend ships it (the module its Chatbot loads), from the app's /assets route: no CDN, works offline.
+  // window.__paperchatKatex = {js, css} is set by the server (ui/markup.py katex_assets).
+  const K = window.__paperchatKatex || {};
+  let renderMath = null, loading = null, timer = null;
+  const loadKatex = () => loading || (loading = (async () => {
+    if (!K.js) return;
+    if (K.css && !document.querySelector("link[data-pc-katex]")) {
+      const l = document.createElement("link");
+      l.rel = "stylesheet"; l.href = new URL(K.css, document.baseURI).href; l.dataset.pcKatex = "1";
+      document.head.appendChild(l);
+    }
+    renderMath = (await import(new URL(K.js, document.baseURI).href)).default;
+  })().catch((e) => console.warn("paperchat: KaTeX could not be loaded", e)));
+  const MATH_OPTS = {
+    delimiters: [{ left: "$$", right: "$$", display: true }, { left: "$", right: "$", display: false },
+                 { left: "\\(", right: "\\)", display: false }, { left: "\\[", right: "\\]", display: true }],
+    throwOnError: false, ignoredClasses: ["katex", "pc-nomath"],
+  };
+  const typesetAll = () => {
+    timer = null;
+    const els = Array.from(document.querySelectorAll(".pc-math")).filter((el) => /[$]|\\[(\[]/.test(el.textContent));
+    if (!els.length) return;
+    loadKatex().then(() => { if (renderMath) els.forEach((el) => renderMath(el, MATH_OPTS)); });
+  };
+  window.__paperchatMath = typesetAll;
+  // Texts that name a side ("on the right" / "below") follow where the sources column really is: Gradio
+  // stacks the columns when they do not fit side by side. (A <style> of our own: Gradio rewrites app.css.)
+  const side = document.createElement("style");
+  document.head.appendChild(side);
+  const SIDE = { false: ".pc-side-below { display: none !important; }", true: ".pc-side-right { display: none !important; }" };
+  side.textContent = SIDE[false];
+  const stackCheck = () => {
+    const col = document.getElementById("pc-sources-col"), chat = document.getElementById("pc-chat");
+    if (!col || !chat || !col.offsetParent) return;
+    const stacked = col.getBoundingClientRect().top >= chat.getBoundingClientRect().bottom - 4;
+    if (side.textContent !== SIDE[stacked]) side.textContent = SIDE[stacked];
+  };
+  window.addEventListener("resize", stackCheck);
+  new MutationObserver(() => {
+    if (!timer) timer = setTimeout(() => { stackCheck(); typesetAll(); }, 60);
+  }).observe(document.body, { childList: true, subtree: true, characterData: true });
   // After an answer is complete: when it is taller than the chat, show it from its top (the overview of a
   // summary) instead of its end, where the chat's autoscroll left it.
   // The chatbot autoscrolls once more after the last update (~50 ms after this ran, in Chromium), so the

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -25,12 +26,14 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import gradio as gr  # noqa: E402
 
 from rag.library import Library  # noqa: E402
-from rag.llm import describe  # noqa: E402
+from rag.llm import describe  # noqa: E402 - what `serve` prints
 from rag.settings import Settings  # noqa: E402
 
+from . import answerer  # noqa: E402
 from .chattab import ChatTab  # noqa: E402
 from .librarytab import LibraryTab  # noqa: E402
 from .maptab import MapTab  # noqa: E402
+from .markup import katex_assets  # noqa: E402
 from .render import h  # noqa: E402
 from .streaming import error_text  # noqa: E402
 
@@ -65,8 +68,10 @@ class PaperchatUI:
             lib += f' <span class="pc-muted">(embedder {h(self.library.embedder_runs_on)})</span>'
         except Exception as exc:  # noqa: BLE001 - the status line must render even if the store is down
             lib = f"library unavailable: {h(error_text(exc))}"
-        return (f'<div class="pc-status"><span class="pc-dot"></span><span>Answerer: '
-                f"<b>{h(describe(self.settings))}</b></span><span class=\"pc-sep\">·</span><span>{lib}</span></div>")
+        # each item carries its own separator, clipped at the start of a line (app.css): no lone "·"
+        return (f'<div class="pc-status-clip"><div class="pc-status"><span class="pc-stat"><span class="pc-dot">'
+                f'</span><span>Answerer: <b>{h(answerer.status(self.settings))}</b></span></span>'
+                f'<span class="pc-stat"><span>{lib}</span></span></div></div>')
 
     def header(self) -> str:
         return ('<div class="pc-header"><div class="pc-brand"><span class="pc-logo">paperchat</span>'
@@ -79,14 +84,19 @@ class PaperchatUI:
                        delete_cache=(1800, 6 * 3600)) as demo:
             state = gr.State(None)
             header = gr.HTML(self.header(), elem_id="pc-top", padding=False)
-            with gr.Tabs():
+            with gr.Tabs() as tabs:
                 with gr.Tab("Chat", id="chat") as chat_tab:
                     self.chat.build()
                 with gr.Tab("Library", id="library"):
                     self.librarytab.build()
                 with gr.Tab("Map", id="map") as map_tab:
                     self.maptab.build(map_tab)
-            self.librarytab.wire(demo, after_ingest=[self.chat.refresh_step(header)])
+            self.librarytab.wire(demo, after_change=[self.chat.refresh_step(header)])
+            # "Ask about these": the ticked papers become the chat's scope, and the chat opens
+            self.librarytab.ask_about.click(
+                lambda ids: (*self.chat.show_scope(ids), gr.Tabs(selected="chat") if ids else gr.skip()),
+                [self.librarytab.ticked], [self.chat.scope, self.chat.scope_row, self.chat.scope_note, tabs],
+                api_visibility="private", show_progress="hidden")
             self.chat.wire(demo, state, header, chat_tab)
         demo.paperchat_ui = self  # type: ignore[attr-defined]
         return demo
@@ -102,7 +112,8 @@ def launch_options(settings: Settings, demo: gr.Blocks, host: str = "127.0.0.1",
     opts: dict[str, Any] = dict(
         server_name=host, server_port=port, max_file_size=f"{settings.max_upload_mb}mb",
         css_paths=[HERE / "app.css", HERE / "map.css"],
-        js="() => {\n(" + (HERE / "app.js").read_text(encoding="utf-8") + ")();\n" + MapTab.js() + "\n}",
+        js=("() => {\nwindow.__paperchatKatex = " + json.dumps(katex_assets()) + ";\n("
+            + (HERE / "app.js").read_text(encoding="utf-8") + ")();\n" + MapTab.js() + "\n}"),
         theme=gr.themes.Default(primary_hue="indigo", neutral_hue="slate",
                                 font=["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto",
                                       "Helvetica Neue", "Arial", "sans-serif"],

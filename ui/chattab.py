@@ -19,8 +19,8 @@ from rag.tasks.ask import ask
 from rag.tasks.cite import cite
 from rag.tasks.summarise import summarise
 
-from . import render, tables
-from .filters import ALL_VENUES, ANY_YEAR, filter_choices, make_filters
+from . import answerer, markup, render, tables
+from .filters import ALL_COLLECTIONS, ALL_VENUES, ANY_YEAR, collection_choices, filter_choices, make_filters, scope_html
 from .maptab import cited_ids, show_on_map_link
 from .render import h, md
 from .streaming import Unavailable, error_text, stream_task
@@ -39,6 +39,10 @@ BUTTON = {ASK: "Ask", SUMMARISE: "Summarise", CITE: "Find support", COMPARE: "Co
 WORKING = {ASK: "Searching the library…", SUMMARISE: "Reading the area’s abstracts…", CITE: "Looking for evidence…",
            COMPARE: "Reading each paper’s problem, approach and finding…"}
 _MAX_EARLIER = 8  # earlier turns kept (folded) in the sources panel
+# Math in the chat: Gradio's Chatbot renders it with the KaTeX its frontend ships (no CDN). ui.render keeps
+# the answer's text escaped, so the delimiters reach the page as text, where KaTeX finds them.
+LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False},
+         {"left": "\\(", "right": "\\)", "display": False}, {"left": "\\[", "right": "\\]", "display": True}]
 EXAMPLES = [  # (text, mode, label) shown in the empty chat
     ("How can hyper-connections keep the identity mapping of residual connections and train stably at scale?",
      ASK, "How can hyper-connections train stably at scale?"),
@@ -75,25 +79,30 @@ class ChatTab:
 
     # -- asking ---------------------------------------------------------------------
 
-    def run(self, message: str, mode: str, filters: Filters, history, turn: int) -> Iterator[str]:
-        """Yield streamed text; return a render.Rendered (via StopIteration.value)."""
+    def run(self, message: str, mode: str, filters: Filters, history, turn: int,
+            choice: str | None = None) -> Iterator[str]:
+        """Yield streamed text; return a render.Rendered (via StopIteration.value). `choice` is the session's
+        answerer (ui.answerer); None: the server's default."""
         mode = mode_of(mode)
+        settings = answerer.settings_for(self.settings, choice)
         if mode == ASK:
-            ans = yield from stream_task(ask, dict(question=message, library=self.library, settings=self.settings,
+            ans = yield from stream_task(ask, dict(question=message, library=self.library, settings=settings,
                                                    filters=filters, history=list(history)), tokens=True)
             return render.render_answer(ans, turn, filters)
         if mode == SUMMARISE:
-            res = yield from stream_task(summarise, dict(topic=message, library=self.library, settings=self.settings,
+            res = yield from stream_task(summarise, dict(topic=message, library=self.library, settings=settings,
                                                          filters=filters), tokens=True)
             return render.render_summary(res, message, turn, filters)
         if mode == COMPARE:
-            return (yield from tables.run_compare(self.library, self.settings, message, filters, turn))
-        res = yield from stream_task(cite, dict(claim=message, library=self.library, settings=self.settings,
+            return (yield from tables.run_compare(self.library, settings, message, filters, turn))
+        res = yield from stream_task(cite, dict(claim=message, library=self.library, settings=settings,
                                                 filters=filters), tokens=False)
         return render.render_evidence(res, message, turn, filters)
 
-    def respond(self, message, chat, mode, venue, year_from, year_to, state, request: gr.Request):
-        """The chat: stream the answer into the last bubble, then fill the sources panel and the exports."""
+    def respond(self, message, chat, mode, venue, year_from, year_to, author="", collection="", choice=None,
+                state=None, scope=None, request: gr.Request = None):
+        """The chat: stream the answer into the last bubble, then fill the sources panel and the exports.
+        `scope`: the papers ticked in the Library tab ("Ask about these"), or None."""
         chat = list(chat or [])
         state = dict(state or {})
         turns = list(state.get("turns", []))
@@ -105,9 +114,11 @@ class ChatTab:
             return
         mode = mode_of(mode)
         turn = int(state.get("n", 0)) + 1  # card ids stay unique for the whole session
-        filters = make_filters(venue, year_from, year_to)
+        filters = make_filters(venue, year_from, year_to, author, collection, scope or None)
         chat.append({"role": "user", "content": md(message)})
-        chat.append({"role": "assistant", "content": f"*{WORKING[mode]}*"})
+        who = answerer.label(self.settings, choice or answerer.default(self.settings))
+        by = f'<small class="pc-by">answerer: {h(who)}</small>'
+        chat.append({"role": "assistant", "content": f"*{WORKING[mode]}*\n\n{by}"})
         earlier = [(t["label"], t["panel"]) for t in reversed(turns)][:_MAX_EARLIER]
         yield "", chat, render.stack_panels(render.empty_panel(WORKING[mode]), earlier), state, skip, skip
 
@@ -115,14 +126,14 @@ class ChatTab:
         try:
             if len(self.library) == 0:
                 raise Unavailable("The library is empty: add abstract lists in the Library tab first.")
-            gen = self.run(message, mode, filters, history, turn)
+            gen = self.run(message, mode, filters, history, turn, choice)
             while True:
                 try:
                     text = next(gen)
                 except StopIteration as stop:
                     rendered = stop.value
                     break
-                chat[-1] = {"role": "assistant", "content": md(text) + " ▍"}
+                chat[-1] = {"role": "assistant", "content": markup.markdown(text) + " ▍"}
                 yield skip, chat, skip, state, skip, skip
         except Exception as exc:  # noqa: BLE001 - a failed turn must not break the session
             chat[-1] = {"role": "assistant", "content": f"⚠️ {md(error_text(exc))}"}
@@ -131,7 +142,8 @@ class ChatTab:
             return
 
         link = show_on_map_link(cited_ids(rendered))
-        chat[-1] = {"role": "assistant", "content": rendered.chat + (f"\n\n{link}" if link else "")}
+        done = by.replace('class="pc-by"', 'class="pc-by pc-done"')  # the answer is complete (tests wait on it)
+        chat[-1] = {"role": "assistant", "content": rendered.chat + (f"\n\n{link}" if link else "") + f"\n\n{done}"}
         label = f"{h(mode)}: {h(snippet(message, 80))}"
         turns.append({"label": label, "panel": rendered.panel, "mode": mode})
         if mode == ASK:
@@ -146,11 +158,15 @@ class ChatTab:
         state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
 
-    def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "") -> dict:
+    def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "",
+              author: str = "", collection: str = "", papers: str = "", answerer: str = "") -> dict:
         """One question, no chat history: the task's JSON (as `paperchat ask|summarise|cite --json` prints it)
-        plus `ui_mode` (the UI mode used), `chat` (the answer as the chat shows it) and `html` (the sources panel)."""
+        plus `ui_mode` (the UI mode used), `chat` (the answer as the chat shows it) and `html` (the sources panel).
+        `papers`: comma-separated paper ids to restrict to; `answerer`: "extractive" or "model" (the server's
+        configured model; the default)."""
         mode = mode_of(mode)
-        gen = self.run(message, mode, make_filters(venue, year_from, year_to), [], 1)
+        gen = self.run(message, mode, make_filters(venue, year_from, year_to, author, collection, papers), [], 1,
+                       answerer or None)
         try:
             while True:
                 next(gen)
@@ -158,13 +174,16 @@ class ChatTab:
             rendered = stop.value
         return {"ui_mode": mode, **rendered.data, "chat": rendered.chat, "html": rendered.panel}
 
-    def refresh_filters(self, venue, yf, yt):
+    def refresh_filters(self, venue, yf, yt, coll=ALL_COLLECTIONS):
         venues, years = filter_choices(self.library)
+        colls = collection_choices(self.library.catalogue)
         keep = lambda v, ch: v if v in ch else ch[0]  # noqa: E731
         vvals = [v for _, v in venues]
         return (gr.Dropdown(choices=venues, value=keep(venue or ALL_VENUES, vvals)),
                 gr.Dropdown(choices=years, value=keep(str(yf) if yf else ANY_YEAR, years)),
                 gr.Dropdown(choices=years, value=keep(str(yt) if yt else ANY_YEAR, years)),
+                gr.Dropdown(choices=colls, value=keep(coll or ALL_COLLECTIONS, [c for _, c in colls]),
+                            visible=len(colls) > 1),
                 self.header())
 
     # -- layout and events ----------------------------------------------------------
@@ -174,12 +193,17 @@ class ChatTab:
         with gr.Row(equal_height=False):
             with gr.Column(scale=6, min_width=420):
                 self.mode = gr.Radio(MODES, value=ASK, show_label=False, elem_id="pc-mode", container=False)
+                self.scope = gr.State(None)  # paper ids ticked in the Library tab ("Ask about these")
+                with gr.Row(elem_id="pc-scope-row", visible=False) as self.scope_row:
+                    self.scope_note = gr.HTML("", padding=False, elem_id="pc-scope", elem_classes=["pc-math"])
+                    self.scope_clear = gr.Button("✕ Clear", size="sm", scale=0, min_width=80, elem_id="pc-scope-clear")
                 self.chatbot = gr.Chatbot(
                     elem_id="pc-chat", show_label=False, height="calc(100vh - 390px)", min_height=300,
-                    latex_delimiters=[], feedback_options=None, buttons=["copy"],
+                    latex_delimiters=LATEX, feedback_options=None, buttons=["copy"],
                     placeholder="<div class='pc-hello'><b>Ask the library.</b><br>Every sentence of the "
-                                "answer cites the abstracts it rests on; the sources appear on the right "
-                                "with the supporting sentence highlighted.</div>",
+                                "answer cites the abstracts it rests on; the sources appear "
+                                "<span class='pc-side-right'>on the right</span><span class='pc-side-below'>below"
+                                "</span> with the supporting sentence highlighted.</div>",
                     examples=[{"text": t, "display_text": f"{m} · {d}"} for t, m, d in EXAMPLES],
                 )
                 with gr.Row(elem_id="pc-inputrow"):
@@ -189,12 +213,20 @@ class ChatTab:
                     self.send = gr.Button(BUTTON[ASK], variant="primary", scale=0, min_width=150, elem_id="pc-send")
                 with gr.Row(elem_id="pc-filters"):
                     venues, years = filter_choices(self.library)
-                    self.venue = gr.Dropdown(venues, value=ALL_VENUES, label="Venue", scale=2, min_width=140,
+                    self.venue = gr.Dropdown(venues, value=ALL_VENUES, label="Venue", scale=2, min_width=120,
                                              elem_id="pc-venue")
                     self.year_from = gr.Dropdown(years, value=ANY_YEAR, label="From year", scale=1,
-                                                 min_width=100, elem_id="pc-year-from")
-                    self.year_to = gr.Dropdown(years, value=ANY_YEAR, label="To year", scale=1, min_width=100,
+                                                 min_width=90, elem_id="pc-year-from")
+                    self.year_to = gr.Dropdown(years, value=ANY_YEAR, label="To year", scale=1, min_width=90,
                                                elem_id="pc-year-to")
+                    self.author = gr.Textbox("", label="Author", placeholder="e.g. Hinton", scale=2, min_width=120,
+                                             elem_id="pc-author")
+                    colls = collection_choices(self.library.catalogue)
+                    self.collection = gr.Dropdown(colls, value=ALL_COLLECTIONS, label="Collection", scale=2,
+                                                  min_width=140, elem_id="pc-collection", visible=len(colls) > 1)
+                    self.answerer = gr.Dropdown(answerer.choices(self.settings), value=answerer.default(self.settings),
+                                                label="Answerer", scale=3, min_width=150, elem_id="pc-answerer",
+                                                interactive=len(answerer.choices(self.settings)) > 1)
             with gr.Column(scale=5, min_width=360, elem_id="pc-sources-col"):
                 with gr.Row(elem_id="pc-actions"):
                     gr.HTML('<span class="pc-label">Export the last answer</span>', padding=False,
@@ -209,19 +241,26 @@ class ChatTab:
                     render.stack_panels(render.empty_panel(
                         "Sources appear here: one card per cited paper, with the sentence that supports "
                         "the answer highlighted."), []),
-                    elem_id="pc-sources", padding=False)
+                    elem_id="pc-sources", padding=False, elem_classes=["pc-math"])
 
     @property
     def filters(self) -> list:
         return [self.venue, self.year_from, self.year_to]
 
+    def show_scope(self, ids: list[str] | None):
+        """The scope row for these ticked papers (hidden when there are none)."""
+        ids = list(ids or [])
+        return ids or None, gr.Row(visible=bool(ids)), scope_html(ids, self.library.catalogue)
+
     def refresh_step(self, header: gr.HTML) -> dict:
         """A .then() step that refreshes the filter choices and the header (after an ingest, on tab select)."""
-        return dict(fn=self.refresh_filters, inputs=self.filters, outputs=self.filters + [header],
+        return dict(fn=self.refresh_filters, inputs=self.filters + [self.collection],
+                    outputs=self.filters + [self.collection, header],
                     api_visibility="private", show_progress="hidden")
 
     def wire(self, demo: gr.Blocks, state: gr.State, header: gr.HTML, tab: gr.Tab) -> None:
-        chat_io = dict(inputs=[self.box, self.chatbot, self.mode, *self.filters, state],
+        chat_io = dict(inputs=[self.box, self.chatbot, self.mode, *self.filters, self.author, self.collection,
+                               self.answerer, state, self.scope],
                        outputs=[self.box, self.chatbot, self.sources, state, self.dl_md, self.dl_bib])
 
         def enable_exports(md_file, bib_file):
@@ -264,6 +303,8 @@ class ChatTab:
 
         self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib], api_visibility="private",
                            show_progress="hidden")
+        self.scope_clear.click(lambda: self.show_scope(None), None, [self.scope, self.scope_row, self.scope_note],
+                               api_visibility="private", show_progress="hidden", queue=False)
         tab.select(**self.refresh_step(header))
         demo.load(**self.refresh_step(header))
         gr.api(self.query, api_name="query")

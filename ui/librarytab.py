@@ -1,4 +1,5 @@
-"""The Library tab: add abstract lists (uploads), see what the library holds, search its papers."""
+"""The Library tab: add abstract lists (uploads), see what the library holds, search its papers, open a
+paper's card (a row click), tick papers to ask about, remove papers or whole files (ui/libraryedit.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,39 @@ import gradio as gr
 from rag.library import Library
 from rag.loaders import estimate_records  # capped like loading: a bomb costs no more here
 from rag.retrieval import search
+from rag.roles import roles_of
+from rag.sentences import split_sentences
 from rag.settings import Settings
 
-from . import render
+from . import markup, render
+from .chattab import LATEX
 from .filters import make_filters
+from .libraryedit import LibraryEdit
+from .papercard import empty_card, paper_card
 from .render import h, md
 from .streaming import error_text
 
+try:  # the relevance cut-off of #17 (rag.retrieval.library_search); before it lands, the 50 best
+    from rag.retrieval import library_search
+except ImportError:  # pragma: no cover - transitional
+    library_search = None
+
 UPLOAD_TYPES = [".txt", ".jsonl", ".json", ".gz", ".csv", ".bib", ".ris"]
 _MAX_ROWS = 1000  # papers shown in the Library table
+HEADERS = ["✓", "Title", "Venue", "Year", "File", "#", "Score"]
+BOX, TICKED = "☐", "☑"  # the ✓ column: a click on it ticks or unticks the row's paper (kept per session)
+TICK, TITLE, FILE, POS = 0, 1, 4, 5  # column positions
+# Short columns sized for their content (no "NeurIP S" / "Venu e" wraps); the title takes the rest.
+WIDTHS = ["36px", "36%", "92px", "60px", "200px", "44px", "64px"]
+
+
+def row_key(source: str, position) -> str:
+    """A table row's paper: (file, record number) is unique in a library, and survives the table's sorting."""
+    try:
+        position = int(float(position))
+    except (TypeError, ValueError):
+        pass
+    return f"{source}\x1f{position}"
 
 
 class LibraryTab:
@@ -34,6 +59,7 @@ class LibraryTab:
         self.upload_root = upload_root
         self._writer: Library | None = None
         self._writer_lock = threading.Lock()
+        self.edit = LibraryEdit(library, self.writer)
 
     def writer(self) -> Library:
         with self._writer_lock:
@@ -61,25 +87,73 @@ class LibraryTab:
                 f'<div class="pc-stats-cols"><div><div class="pc-label">Per venue</div>{bars(st["venues"])}</div>'
                 f'<div><div class="pc-label">Per year</div>{bars(st["years"])}</div></div></div>')
 
-    def paper_rows(self, query: str = "", venue: str = "") -> tuple[list[list], str]:
+    def paper_rows(self, query: str = "", venue: str = "", ticked: list[str] | None = None
+                   ) -> tuple[list[list], str, dict[str, str]]:
+        """The table's rows (tick, title as Markdown, venue, year, file, record, score), the line above it,
+        and each row's paper id by row_key."""
         query = (query or "").strip()
         if query:
-            hits = search(self.library, query, 50, make_filters(venue, None, None))
-            rows = [[h_.paper.title + (" *" if h_.paper.title_derived else ""), h_.paper.venue, h_.paper.year or "",
-                     h_.paper.source, h_.paper.position, round(h_.score, 3)] for h_ in hits]
-            note = f"{len(rows)} best matches for “{md(query)}”" if rows else f"No paper matches “{md(query)}”."
+            filters = make_filters(venue, None, None)
+            if library_search is not None:
+                found = library_search(self.library, query, filters)
+                hits, note = found.hits, md(found.note)
+            else:
+                hits = search(self.library, query, 50, filters)
+                note = f"{len(hits)} best matches for “{md(query)}”" if hits else f"No paper matches “{md(query)}”."
+            scored = [(x.paper, round(x.score, 2)) for x in hits]
         else:
             papers = [p for p in self.library.papers() if not venue or p.venue.lower() == venue.lower()]
-            rows = [[p.title + (" *" if p.title_derived else ""), p.venue, p.year or "", p.source, p.position, ""]
-                    for p in papers[:_MAX_ROWS]]
-            note = f"{len(papers)} papers" + (f" (first {_MAX_ROWS} shown; search to narrow)" if len(papers) > _MAX_ROWS else "")
-        if any(str(r[0]).endswith(" *") for r in rows):
-            note += " · * title derived from the abstract"
-        return rows, note
+            scored = [(p, "") for p in papers[:_MAX_ROWS]]
+            note = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}" + (f" (first {_MAX_ROWS} shown; search to narrow)" if len(papers) > _MAX_ROWS else "")
+        ticked = set(ticked or [])
+        rows = [[TICKED if p.paper_id in ticked else BOX, markup.markdown(p.title) + (" \\*" if p.title_derived else ""), p.venue, p.year or "",
+                 p.source, p.position, score] for p, score in scored]
+        if any(p.title_derived for p, _ in scored):
+            note += " · \\* title derived from the abstract"
+        note += " · click a row for the paper's card; tick papers to ask about them or remove them"
+        return rows, note, {row_key(p.source, p.position): p.paper_id for p, _ in scored}
 
-    def library_view(self, query: str = "", venue: str = ""):
-        rows, note = self.paper_rows(query, venue)
-        return self.stats_html(), rows, note
+    def library_view(self, query: str = "", ticked: list[str] | None = None):
+        ticked = [i for i in (ticked or []) if i in self.library.catalogue]  # removed papers drop out
+        rows, note, keys = self.paper_rows(query, "", ticked)
+        return (self.stats_html(), rows, note, keys, gr.Dropdown(choices=self.edit.source_choices(), value=None),
+                ticked, self.ask_label(ticked))
+
+    @staticmethod
+    def ask_label(ticked: list[str] | None):
+        n = len(ticked or [])
+        return gr.Button(f"Ask about these ({n})" if n else "Ask about these", interactive=bool(n))
+
+    # -- one paper, ticked papers ---------------------------------------------------
+
+    def card_of(self, pid: str) -> str:
+        paper = self.library.get_papers([pid]).get(pid)
+        if paper is None:
+            return empty_card("This paper is no longer in the library.")
+        sentences = split_sentences(paper.abstract)
+        roles = roles_of([paper], self.library.text_embedder)[0]
+        if set(roles) <= {"other"}:  # no roles known (an embedder the classifier was not trained on)
+            roles = []
+        return paper_card(paper, sentences, roles)
+
+    def on_row(self, keys: dict | None, ticked: list[str] | None, table, evt: gr.SelectData):
+        """A row click: that paper's card; a click in the ✓ column ticks or unticks it instead."""
+        skip = gr.skip()
+        row = list(evt.row_value or [])
+        col = evt.index[1] if isinstance(evt.index, (list, tuple)) and len(evt.index) > 1 else None
+        key = row_key(row[FILE], row[POS]) if len(row) > POS else None
+        pid = (keys or {}).get(key)
+        if not pid:
+            return skip, skip, skip, skip, skip, skip
+        if col != TICK:
+            return self.card_of(pid), gr.Group(visible=True), pid, skip, skip, skip
+        ticked = list(ticked or [])
+        ticked = [i for i in ticked if i != pid] if pid in ticked else ticked + [pid]
+        rows = table.values.tolist() if hasattr(table, "values") else [list(r) for r in table]
+        for r in rows:  # the clicked paper's row, wherever sorting put it
+            if len(r) > POS and row_key(r[FILE], r[POS]) == key:
+                r[TICK] = TICKED if pid in ticked else BOX
+        return skip, skip, skip, ticked, gr.Dataframe(value=rows, headers=HEADERS), self.ask_label(ticked)
 
     # -- uploads --------------------------------------------------------------------
 
@@ -139,8 +213,34 @@ class LibraryTab:
 
     def build(self) -> None:
         """The tab's components (inside an open gr.Tab); events are wired by wire()."""
+        self.keys = gr.State({})  # row_key -> paper id, for the rows this session's table shows
+        self.ticked = gr.State([])  # paper ids ticked in the ✓ column (kept across searches)
+        self.current = gr.State(None)  # the paper whose card is open
         with gr.Row(equal_height=False):
-            with gr.Column(scale=4, min_width=320):
+            with gr.Column(scale=7, min_width=420):
+                with gr.Row():
+                    self.query = gr.Textbox(placeholder="Search titles and abstracts…", show_label=False,
+                                            scale=6, container=False, elem_id="pc-lib-search")
+                    self.go = gr.Button("Search", scale=1, min_width=90)
+                self.note = gr.Markdown(elem_id="pc-lib-note")
+                self.table = gr.Dataframe(
+                    headers=HEADERS, datatype=["str", "markdown", "str", "str", "str", "number", "str"],
+                    interactive=False, wrap=True, elem_id="pc-papers", max_height=640, column_widths=WIDTHS,
+                    latex_delimiters=LATEX, buttons=["fullscreen"],
+                )
+                with gr.Row(elem_id="pc-lib-actions"):
+                    self.ask_about = gr.Button("Ask about these", variant="primary", size="sm", scale=0,
+                                               min_width=160, elem_id="pc-ask-about", interactive=False)
+                    self.edit.build_ticked_button()
+                    self.edit.build_source_picker()
+            with gr.Column(scale=5, min_width=340):
+                with gr.Group(visible=False, elem_id="pc-card-group") as self.card_group:
+                    self.card = gr.HTML(empty_card(""), elem_id="pc-paper-card", elem_classes=["pc-math"],
+                                        padding=False)
+                    with gr.Row():
+                        self.edit.build_card_button()
+                        self.close = gr.Button("Close", size="sm", elem_id="pc-card-close")
+                self.edit.build_confirm()
                 gr.Markdown("#### Add abstract lists")
                 self.files = gr.File(file_count="multiple", file_types=UPLOAD_TYPES,
                                      label="Files: .txt, .jsonl, .json, .jsonl.gz, .csv, .bib, .ris", elem_id="pc-upload",
@@ -149,35 +249,32 @@ class LibraryTab:
                 self.ingest_out = gr.Markdown("", elem_id="pc-ingest-result", min_height=96)
                 gr.Markdown("#### In the library")
                 self.stats = gr.HTML(elem_id="pc-stats")
-            with gr.Column(scale=7, min_width=420):
-                with gr.Row():
-                    self.query = gr.Textbox(placeholder="Search titles and abstracts…", show_label=False,
-                                            scale=6, container=False, elem_id="pc-lib-search")
-                    self.go = gr.Button("Search", scale=1, min_width=90)
-                self.note = gr.Markdown(elem_id="pc-lib-note")
-                self.table = gr.Dataframe(
-                    headers=["Title", "Venue", "Year", "File", "#", "Score"],
-                    datatype=["str", "str", "str", "str", "number", "str"],
-                    interactive=False, wrap=True, elem_id="pc-papers", max_height=640,
-                    column_widths=["46%", "8%", "7%", "26%", "5%", "8%"],
-                )
 
-    def wire(self, demo: gr.Blocks, after_ingest: list[dict]) -> None:
-        """Events of the tab; `after_ingest` are further steps (as .then() kwargs) once papers were added,
-        e.g. refreshing the chat's filters and the header."""
-        outputs = [self.stats, self.table, self.note]
+    def wire(self, demo: gr.Blocks, after_change: list[dict]) -> None:
+        """Events of the tab; `after_change` are further steps (as .then() kwargs) once papers were added or
+        removed, e.g. refreshing the chat's filters and the header."""
+        outputs = [self.stats, self.table, self.note, self.keys, self.edit.source, self.ticked, self.ask_about]
+        inputs = [self.query, self.ticked]
         demo.load(self.library_view, None, outputs, api_visibility="private", show_progress="hidden")
-        self.go.click(self.library_view, [self.query], outputs, api_name="papers", show_progress="minimal")
-        self.query.submit(self.library_view, [self.query], outputs, api_visibility="private", show_progress="minimal")
+        self.go.click(self.library_view, inputs, outputs, api_name="papers", show_progress="minimal")
+        self.query.submit(self.library_view, inputs, outputs, api_visibility="private", show_progress="minimal")
+        self.table.select(self.on_row, [self.keys, self.ticked, self.table],
+                          [self.card, self.card_group, self.current, self.ticked, self.table, self.ask_about],
+                          api_visibility="private", show_progress="hidden")
+        self.close.click(lambda: (gr.Group(visible=False), None), None, [self.card_group, self.current],
+                         api_visibility="private", show_progress="hidden", queue=False)
         event = self.add.click(lambda: gr.Button("Indexing…", interactive=False), None, self.add,
                                api_visibility="private", show_progress="hidden", queue=False).then(
             self.ingest, [self.files], [self.ingest_out], api_name="ingest", concurrency_limit=1,
             concurrency_id="ingest", show_progress="full").then(
             lambda: (None, gr.Button("Add to library", interactive=True)), None, [self.files, self.add],
             api_visibility="private", show_progress="hidden").then(
-            self.library_view, [self.query], outputs, api_visibility="private", show_progress="hidden")
-        for step in after_ingest:
+            self.library_view, inputs, outputs, api_visibility="private", show_progress="hidden")
+        for step in after_change:
             event = event.then(**step)
+        refresh = [dict(fn=self.library_view, inputs=inputs, outputs=outputs, api_visibility="private",
+                        show_progress="hidden"), *after_change]
+        self.edit.wire(self.ticked, self.current, self.card_group, refresh)
 
 
 def _forget_uploads(files: list) -> None:
