@@ -13,6 +13,7 @@ from rag.exports import export_stem
 from rag.tasks.compare_render import to_csv, to_markdown, trim
 from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED
 
+from . import markup
 from .render import Rendered, _abstained, _filters_note, _flags_md, _meta_line, _find_span, card_id, empty_panel, h, md, panel
 
 @dataclass
@@ -35,24 +36,28 @@ def _marked_abstract(abstract: str, marks: list[tuple[int, str, str]], turn: int
     columns; a sentence that cannot be found is shown marked above it."""
     spans: dict[tuple[int, int], tuple[int, list[str]]] = {}
     alone: list[str] = []
+    abstract = markup.prepare(abstract)  # LaTeX text commands and *emphasis* as formatting (ui.markup)
     for pos, sent, col in marks:
+        sent = markup.prepare(sent)
         span = _find_span(abstract, sent)
         if span is None:
             alone.append(f'<p class="pc-evidence-alone"><mark class="pc-cellmark" id="{sentence_id(turn, n, pos)}">'
-                         f"{h(sent)}</mark></p>")
+                         f"{markup.balance([h(sent)])[0]}</mark></p>")
             continue
         if span in spans:
             spans[span][1].append(col)
         elif not any(a < span[1] and span[0] < b for a, b in spans):
             spans[span] = (pos, [col])
-    out, at = [], 0
+    pieces, opens, at = [], [], 0
     for (a, b), (pos, cols) in sorted(spans.items()):
         label = " · ".join(HEADINGS[c] for c in cols)
-        out.append(f'{h(abstract[at:a])}<mark class="pc-cellmark" id="{sentence_id(turn, n, pos)}" '
-                   f'title="{h(label)}">{h(abstract[a:b])}</mark>')
+        opens.append(f'<mark class="pc-cellmark" id="{sentence_id(turn, n, pos)}" title="{h(label)}">')
+        pieces += [abstract[at:a], abstract[a:b]]
         at = b
-    out.append(h(abstract[at:]))
-    return "".join(alone) + f'<p class="pc-abstract">{"".join(out)}</p>'
+    pieces.append(abstract[at:])
+    shown = markup.balance([h(x) for x in pieces])  # odd pieces are the marked sentences
+    out = "".join(f"{opens[i // 2]}{x}</mark>" if i % 2 else x for i, x in enumerate(shown))
+    return "".join(alone) + f'<p class="pc-abstract">{out}</p>'
 
 
 def _row_card(turn: int, n: int, row) -> str:
@@ -61,7 +66,7 @@ def _row_card(turn: int, n: int, row) -> str:
     cols = ", ".join(f"{HEADINGS[c]}: {row.cell(c).role}" for c in COLUMNS if row.cell(c).stated) or "nothing stated"
     extra = f'<div class="pc-score">{h(row.theme)} · relevance {row.score:.2f} · {h(cols)}</div>'
     return (f'<article class="pc-card" id="{card_id(turn, n)}"><div class="pc-head"><span class="pc-n">{n}</span>'
-            f'<span class="pc-title">{h(p.title or p.paper_id)}</span></div>{_meta_line(p)}{extra}'
+            f'<span class="pc-title">{markup.html(p.title or p.paper_id)}</span></div>{_meta_line(p)}{extra}'
             f"{_marked_abstract(p.abstract or '', marks, turn, n)}</article>")
 
 
@@ -71,7 +76,7 @@ def _chat_cell(turn: int, n: int, cell) -> str:
     tip = f"{cell.role}, relevance {cell.score:.2f}" + (f" — {cell.note}" if cell.note else "")
     mark = " ⚠" if cell.source == "fallback" else ""
     return (f'<a class="pc-cell" href="#{sentence_id(turn, n, cell.position)}" title="{h(tip)}">'
-            f"{md(trim(cell.text, CHAT_CELL))}</a>{mark}")
+            f"{markup.markdown(trim(cell.text, CHAT_CELL))}</a>{mark}")
 
 
 def render_table(table, turn: int, filters=None) -> Rendered:
