@@ -58,7 +58,9 @@ def test_math_and_markup_render_in_chat_cards_and_library(browser, app_url, tmp_
     sources = page.inner_text("#pc-sources")
     assert "$\\Omega" not in sources and "\\varepsilon" not in sources and "\\textit" not in sources
     assert page.locator("#pc-sources .katex").count() >= 2
-    assert page.locator("#pc-chat .katex").count() >= 1, "the chat shows its math rendered too"
+    assert page.locator("#pc-chat .katex").count() >= 2, "the chat shows its math rendered too"
+    answer = page.locator("#pc-chat .bot-row").last.inner_text()
+    assert "$" not in answer and "\\" not in answer and "varepsilon" not in answer, answer
     page.screenshot(path=str(tmp_path / "math-chat.png"))
 
     # the Library tab: a row click opens the paper's card: whole abstract, roles, math and \textit rendered

@@ -39,10 +39,10 @@ BUTTON = {ASK: "Ask", SUMMARISE: "Summarise", CITE: "Find support", COMPARE: "Co
 WORKING = {ASK: "Searching the library…", SUMMARISE: "Reading the area’s abstracts…", CITE: "Looking for evidence…",
            COMPARE: "Reading each paper’s problem, approach and finding…"}
 _MAX_EARLIER = 8  # earlier turns kept (folded) in the sources panel
-# Math in the chat: Gradio's Chatbot renders it with the KaTeX its frontend ships (no CDN). ui.render keeps
-# the answer's text escaped, so the delimiters reach the page as text, where KaTeX finds them.
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False},
-         {"left": "\\(", "right": "\\)", "display": False}, {"left": "\\[", "right": "\\]", "display": True}]
+# Math in the chat, the table and the cards is typeset by app.js (KaTeX from Gradio's own bundle) in every
+# element of class pc-math: ui.render keeps the text escaped, so `$…$` reaches the page as text. Gradio's own
+# latex_delimiters stay off: its Markdown tokenizer garbles escaped text around a `$` (Gradio 6.31).
+MATH = ["pc-math"]
 EXAMPLES = [  # (text, mode, label) shown in the empty chat
     ("How can hyper-connections keep the identity mapping of residual connections and train stably at scale?",
      ASK, "How can hyper-connections train stably at scale?"),
@@ -199,7 +199,7 @@ class ChatTab:
                     self.scope_clear = gr.Button("✕ Clear", size="sm", scale=0, min_width=80, elem_id="pc-scope-clear")
                 self.chatbot = gr.Chatbot(
                     elem_id="pc-chat", show_label=False, height="calc(100vh - 390px)", min_height=300,
-                    latex_delimiters=LATEX, feedback_options=None, buttons=["copy"],
+                    latex_delimiters=[], elem_classes=MATH, feedback_options=None, buttons=["copy"],
                     placeholder="<div class='pc-hello'><b>Ask the library.</b><br>Every sentence of the "
                                 "answer cites the abstracts it rests on; the sources appear "
                                 "<span class='pc-side-right'>on the right</span><span class='pc-side-below'>below"

@@ -19,7 +19,7 @@ from rag.sentences import split_sentences
 from rag.settings import Settings
 
 from . import markup, render
-from .chattab import LATEX
+from .chattab import MATH
 from .filters import make_filters
 from .libraryedit import LibraryEdit
 from .papercard import empty_card, paper_card
@@ -226,7 +226,7 @@ class LibraryTab:
                 self.table = gr.Dataframe(
                     headers=HEADERS, datatype=["str", "markdown", "str", "str", "str", "number", "str"],
                     interactive=False, wrap=True, elem_id="pc-papers", max_height=640, column_widths=WIDTHS,
-                    latex_delimiters=LATEX, buttons=["fullscreen"],
+                    latex_delimiters=[], elem_classes=MATH, buttons=["fullscreen"],
                 )
                 with gr.Row(elem_id="pc-lib-actions"):
                     self.ask_about = gr.Button("Ask about these", variant="primary", size="sm", scale=0,
