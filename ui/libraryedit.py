@@ -4,7 +4,6 @@ remove_source: vectors, BM25 and catalogue together, crash-safe like ingest)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
 import gradio as gr
@@ -25,12 +24,8 @@ class LibraryEdit:
 
     def source_choices(self) -> list[tuple[str, str]]:
         """(label, source id) for every file of the library, with its paper count."""
-        try:
-            return [(f"{s.name} · {s.papers} paper{'s' if s.papers != 1 else ''}", s.source_id)
-                    for s in self.library.sources()]
-        except (AttributeError, NotImplementedError):  # transitional: before Library.sources() (#17) lands
-            counts = Counter(m.get("source", "") for m in self.library.catalogue.values())
-            return [(f"{name} · {n} paper{'s' if n != 1 else ''}", name) for name, n in sorted(counts.items())]
+        return [(f"{s.name} · {s.papers} paper{'s' if s.papers != 1 else ''}", s.source_id)
+                for s in self.library.sources()]
 
     def _title(self, pid: str) -> str:
         return markup.plain(self.library.catalogue.get(pid, {}).get("title", "") or pid)
@@ -63,11 +58,8 @@ class LibraryEdit:
             return None, hide, hide, None, ""
         try:
             lib = self.writer()
-            try:
-                report = lib.remove_source(pending["source"]) if "source" in pending else lib.remove(pending["ids"])
-                summary = report.summary()
-            except (AttributeError, NotImplementedError):  # transitional: before Library.remove (#17) lands
-                summary = _remove_now(lib, pending)
+            report = lib.remove_source(pending["source"]) if "source" in pending else lib.remove(pending["ids"])
+            summary = report.summary()
             self.library.refresh()
             said = f"{md(summary)} — {len(self.library)} papers in the library"
         except Exception as exc:  # noqa: BLE001 - shown to the user as one line
@@ -111,24 +103,3 @@ class LibraryEdit:
         for step in refresh:
             event = event.then(**step)
 
-
-def _remove_now(lib: Library, pending: dict) -> str:  # pragma: no cover - transitional, until #17's API
-    import uuid
-
-    from rag.collections import DIRTY
-
-    cat = lib.records
-    with lib.write_lock():
-        cat.refresh()
-        if "source" in pending:
-            ids = [p for p, m in cat.entries.items() if m.get("source") == pending["source"]]
-        else:
-            ids = [p for p in pending["ids"] if p in cat.entries]
-        if ids:
-            cat.set_generation(f"{DIRTY}-{uuid.uuid4().hex}")
-            try:
-                lib.ingestor.delete_papers(ids)
-            finally:
-                cat.set_generation(uuid.uuid4().hex)
-                cat.refresh()
-    return f"removed {len(ids)}"

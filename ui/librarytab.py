@@ -13,7 +13,7 @@ import gradio as gr
 
 from rag.library import Library
 from rag.loaders import estimate_records  # capped like loading: a bomb costs no more here
-from rag.retrieval import search
+from rag.retrieval import library_search
 from rag.roles import roles_of
 from rag.sentences import split_sentences
 from rag.settings import Settings
@@ -26,10 +26,6 @@ from .papercard import empty_card, paper_card
 from .render import h, md
 from .streaming import error_text
 
-try:  # the relevance cut-off of #17 (rag.retrieval.library_search); before it lands, the 50 best
-    from rag.retrieval import library_search
-except ImportError:  # pragma: no cover - transitional
-    library_search = None
 
 UPLOAD_TYPES = [".txt", ".jsonl", ".json", ".gz", ".csv", ".bib", ".ris"]
 _MAX_ROWS = 1000  # papers shown in the Library table
@@ -94,12 +90,8 @@ class LibraryTab:
         query = (query or "").strip()
         if query:
             filters = make_filters(venue, None, None)
-            if library_search is not None:
-                found = library_search(self.library, query, filters)
-                hits, note = found.hits, md(found.note)
-            else:
-                hits = search(self.library, query, 50, filters)
-                note = f"{len(hits)} best matches for “{md(query)}”" if hits else f"No paper matches “{md(query)}”."
+            found = library_search(self.library, query, filters)  # the papers above the relevance cut-off
+            hits, note = found.hits, md(found.note)
             scored = [(x.paper, round(x.score, 2)) for x in hits]
         else:
             papers = [p for p in self.library.papers() if not venue or p.venue.lower() == venue.lower()]
