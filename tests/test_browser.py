@@ -44,12 +44,20 @@ def browser():
         b.close()
 
 
+def open_page(browser, url: str, width: int = 1440, height: int = 1000, timeout_s: float = 90, downloads=False):
+    """The app in a new page, once its input box is there; the page's script errors collect in page.errors."""
+    page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=downloads)
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.set_default_timeout(timeout_s * 1000)
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#pc-input textarea")
+    return page
+
+
 def test_chat_in_a_browser(browser, app_url, tmp_path):
-    page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(60_000)
-    page.goto(app_url, wait_until="domcontentloaded")
+    page = open_page(browser, app_url, 1440, 900, timeout_s=60, downloads=True)
+    errors = page.errors
 
     # status line names the answerer; the venue filter is filled from the library
     page.wait_for_selector("#pc-input textarea")

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from test_browser import QUESTION, app_url, browser  # noqa: F401 - the same served app and Chromium fixtures
+from test_browser import QUESTION, app_url, browser, open_page  # noqa: F401 - the same served app and Chromium fixtures
 from test_llm_server import llama_server  # noqa: F401 - llama.cpp serving SmolLM2 on loopback
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -20,16 +20,6 @@ RECORD_WIDTHS = """() => { window.__pcW = []; const c = document.querySelector('
   const col = () => document.querySelector('#pc-chat').getBoundingClientRect().width | 0;
   const rec = () => window.__pcW.push([Math.round(c.getBoundingClientRect().width), col()]);
   new ResizeObserver(rec).observe(c); window.__pcT = setInterval(rec, 25); rec(); }"""
-
-
-def open_page(browser, url, width=1440, height=1000):  # noqa: F811
-    page = browser.new_page(viewport={"width": width, "height": height})
-    page.errors = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.set_default_timeout(90_000)
-    page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector("#pc-input textarea")
-    return page
 
 
 def library_search(page, text: str) -> None:

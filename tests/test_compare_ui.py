@@ -64,12 +64,8 @@ def test_no_table_says_so_and_lists_the_nearest():
 @pytest.mark.browser
 @pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*")
 def test_compare_in_a_browser(browser, app_url, tmp_path):
-    page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(60_000)
-    page.goto(app_url, wait_until="domcontentloaded")
-    page.wait_for_selector("#pc-input textarea")
+    page = open_page(browser, app_url, 1440, 900, timeout_s=60, downloads=True)
+    errors = page.errors
     page.get_by_role("radio", name="Compare papers").check()
     page.wait_for_function("document.querySelector('#pc-send').innerText.includes('Compare')")
     page.fill("#pc-input textarea", "optimal transport")
@@ -93,4 +89,4 @@ def test_compare_in_a_browser(browser, app_url, tmp_path):
     page.close()
 
 
-from test_browser import app_url, browser  # noqa: E402,F401  (the served seeds app and Chromium)
+from test_browser import app_url, browser, open_page  # noqa: E402,F401  (the served seeds app and Chromium)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import app_url, browser  # noqa: F401  (the same server and browser fixtures)
+from test_browser import app_url, browser, open_page  # noqa: F401  (the same server and browser fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*")]
@@ -24,12 +24,8 @@ _GEOMETRY = """() => {
 
 def test_a_long_summary_is_shown_from_its_top(browser, app_url):  # noqa: F811
     # a short window, so the summary (overview, several themes) is taller than the chat
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(90_000)
-    page.goto(app_url, wait_until="domcontentloaded")
-    page.wait_for_selector("#pc-input textarea")
+    page = open_page(browser, app_url, 1280, 720)
+    errors = page.errors
     page.get_by_role("radio", name="Summarise an area").check()
     page.wait_for_function("document.querySelector('#pc-send').innerText.toLowerCase().includes('summar')")
     page.fill("#pc-input textarea", "optimization")
