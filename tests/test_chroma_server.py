@@ -22,7 +22,7 @@ from conftest import SEEDS
 from test_crash_safety import check_consistent, hard_kill, write_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
-MHC = "Manifold-Constrained Hyper-Connections (mHC)"
+MHC = "Manifold-Constrained Hyper-Connections (mHC)"  # its derived title goes on: ": Projecting the residual…"
 
 pytestmark = pytest.mark.slow
 
@@ -99,9 +99,9 @@ def test_every_command_against_a_chroma_server_and_a_second_replica(chroma_url, 
 
     query = "manifold constrained hyper-connections restore the identity mapping of the residual stream"
     hits = cli_json(r1, "search", query, "--k", "5")
-    assert hits and hits[0]["title"] == MHC
+    assert hits and hits[0]["title"].startswith(MHC)
     ask = cli_json(r1, "ask", "How can hyper-connections keep the identity mapping property of residual connections?")
-    assert not ask["abstained"] and ask["citations"] and ask["citations"][0]["title"] == MHC, ask
+    assert not ask["abstained"] and ask["citations"] and ask["citations"][0]["title"].startswith(MHC), ask
     assert all(f"[{c['n']}]" in ask["answer"] for c in ask["citations"])
     for task, arg in (("summarise", "hyper-connections and residual streams"),
                       ("cite", "Constraining hyper-connections to a manifold restores the identity mapping")):
