@@ -101,6 +101,9 @@ def test_ask_about_ticked_papers_cites_only_them(browser, app_url, tmp_path):  #
 @pytest.mark.parametrize("size", [(1440, 1000), (800, 900)])
 def test_layout_holds_still_while_an_answer_streams(browser, app_url, tmp_path, size):  # noqa: F811
     page = open_page(browser, app_url, *size)
+    # app.js names the side once the page has laid itself out (it checks after each change, 60 ms later)
+    side = "on the right" if size[0] >= 1200 else "below"
+    page.wait_for_function("(s) => document.querySelector('#pc-chat .pc-hello').innerText.includes(s)", arg=side)
     hello = page.inner_text("#pc-chat .pc-hello")
     if size[0] >= 1200:
         assert "on the right" in hello and "below" not in hello

@@ -272,6 +272,7 @@ def test_stands_alone_rejects_sentences_that_lean_on_others():
 
 def test_the_panel_marks_every_sentence_the_summary_quotes(several):
     from rag.sentences import split_sentences
+    from ui import markup
     from ui.render import render_summary
 
     res = several[1]  # federated learning: several themes, papers quoted in the overview and in a theme
@@ -285,7 +286,8 @@ def test_the_panel_marks_every_sentence_the_summary_quotes(several):
                 if body and body in by_n[n].paper.abstract:
                     card = r.panel.split(f'id="pc-1-{n}"')[1].split("</article>")[0]
                     marked = " ".join(re.findall(r"<mark>(.*?)</mark>", card, re.S))
-                    assert body[:60].replace("&", "&amp;") in marked or body[:30] in marked, (n, body)
+                    shown = markup.html(body)  # as the card shows it: escaped, " -- " as a dash, \emph as italics
+                    assert shown[:60] in marked or shown[:30] in marked, (n, body)
                     quoted += 1
     assert quoted > len(res.citations)  # some paper is quoted twice, and both are marked
     assert "1 themes" not in r.panel and "1 papers" not in r.panel
