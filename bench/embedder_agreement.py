@@ -52,6 +52,7 @@ class NumpyMiniLM:
         from rag.embedders.minilm import load_tokenizer
 
         self.w, self.tok = w, load_tokenizer()
+        self.tok.enable_padding(pad_id=0, pad_token="[PAD]")  # one array per call
 
     @staticmethod
     def _ln(x, g, b, eps=1e-12):

@@ -110,9 +110,10 @@ def langchain_embeddings(ef):
 # -- token work ------------------------------------------------------------------------------------
 
 def padded_positions(token_counts: list[int], text_lens: list[int], batch: int, cap: int) -> int:
-    """Positions the model computes when texts are length-sorted (by characters, as embed_array does)
-    and cut into batches padded to their longest member."""
-    order = sorted(range(len(token_counts)), key=lambda i: text_lens[i])
+    """Positions the model computes when texts are sorted by token count (as embed_array does) and cut
+    into batches padded to their longest member. `text_lens` is kept for callers; sorting by characters,
+    as embed_array did before, left about a quarter of the positions as padding."""
+    order = sorted(range(len(token_counts)), key=lambda i: min(token_counts[i], cap))
     total = 0
     for s in range(0, len(order), batch):
         idx = order[s : s + batch]

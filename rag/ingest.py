@@ -27,7 +27,7 @@ from .embedders.endpoint import EndpointFailed
 from .errors import LibraryError
 from .overlap import OneAhead, Plan
 from .records import Chunk, Paper, Rejection
-from .roles import model_id, roles_current, roles_to_store
+from .roles import model_id, role_sentences, roles_current, roles_to_store
 from .settings import Settings
 from .sources import (LINEAGE_PEEK, Repeats, SourceIndex, leaving, owner, owners, peek, still_named, stored_id,
                       with_owners)
@@ -251,7 +251,11 @@ class Ingestor:
             pc = self._chunk([p])
             n_chunks[p.paper_id] = len(pc)
             chunks.extend(pc)
-        return chunks, n_chunks, embed_with_cache(self.embedder, [c.text for c in chunks], self.cache)
+        texts = [c.text for c in chunks]
+        # The sentences their roles are classified from go into the same call, so the model sees one
+        # token-sorted stream here and the writer thread only finds them in the cache (rag.roles).
+        extra = role_sentences(papers, self.embedder) if self.cache is not None else []
+        return chunks, n_chunks, embed_with_cache(self.embedder, texts + extra, self.cache)[: len(texts)]
 
     def commit(self, plan: Plan, gen_dirty: str, dirty: bool) -> bool:
         """Write a planned batch (co-owners, chunks, records), stamping `gen_dirty` first unless `dirty`."""

@@ -216,10 +216,27 @@ def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> 
     return out
 
 
+def role_sentences(papers: list, embedder) -> list[str]:
+    """The sentences roles_to_store will embed for these papers (none when the embedder is not MiniLM),
+    so ingest can embed them ahead, with the chunks."""
+    from .sentences import split_sentences
+
+    if not _is_minilm(embedder):
+        return []
+    return list(dict.fromkeys(s for p in papers for s in (split_sentences(p.abstract) or [p.abstract])))
+
+
+# Names under which a service serves all-MiniLM-L6-v2 (TEI, Infinity and vLLM use the Hub name). Its fp32
+# vectors and our int8 ones agree to a cosine of 0.9995 (README, "Past one machine"), well inside what the
+# role classifier tells apart, so a library built through such a service carries roles too.
+_MINILM_NAMES = ("all-minilm-l6-v2-onnx-int8", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2")
+
+
 def _is_minilm(embedder) -> bool:
-    """Whether the vectors come from the MiniLM the classifier was trained on (through cache wrappers)."""
+    """Whether the vectors come from the MiniLM the classifier was trained on (through cache wrappers):
+    the in-process model, or a service serving all-MiniLM-L6-v2 under one of its usual names."""
     for _ in range(4):
-        if getattr(embedder, "model_id", None) == "all-MiniLM-L6-v2-onnx-int8":
+        if str(getattr(embedder, "model_id", "") or "").lower() in _MINILM_NAMES:
             return True
         embedder = getattr(embedder, "embedder", None)
         if embedder is None:

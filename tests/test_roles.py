@@ -138,3 +138,25 @@ def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_pa
     finally:
         model.cache_clear()
         model_id.cache_clear()
+
+
+def test_a_service_serving_minilm_gives_the_same_roles_and_another_model_none():
+    """A lab's TEI/vLLM service serving all-MiniLM-L6-v2 under its Hub name still gets each sentence's role
+    (its vectors are MiniLM's); a service of another model, whose vectors the classifier was not trained
+    on, is not guessed at."""
+    from rag.embedders import get_embedder
+
+    local = get_embedder("minilm")
+
+    class Service:  # what rag.embedders.endpoint looks like to the classifier: a declared name and vectors
+        def __init__(self, name):
+            self.model_id = name
+
+        def embed_array(self, texts):
+            return local.embed_array(texts)
+
+    sentences = split_sentences(MHC)
+    expected = classify(sentences, local)
+    assert classify(sentences, Service("sentence-transformers/all-MiniLM-L6-v2")) == expected
+    assert classify(sentences, Service("all-MiniLM-L6-v2")) == expected
+    assert set(classify(sentences, Service("BAAI/bge-small-en-v1.5"))) == {"other"}
