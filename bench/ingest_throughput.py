@@ -19,7 +19,8 @@
   4. paperchat_sequential  the same ingest with each batch written right after it is embedded (no
               overlap: how ingest ran before issue 19), to show what the overlap buys;
   5. endpoint the same ingest through an OpenAI-compatible /v1/embeddings server serving the same int8
-              MiniLM (bench/embedding_server.py, its own process on the same cores).
+              MiniLM (bench/embedding_server.py, its own process on the same cores), under the name a service
+              such as TEI gives it (all-MiniLM-L6-v2), so the role sentences go through it too.
 
 Goals: paperchat/raw_all >= 1.0 (paperchat/raw before roles; 0.9 before the overlap) and paperchat/langchain >= 1.3.
 
@@ -291,7 +292,9 @@ def main() -> int:
             from rag.embedders.endpoint import EndpointEmbeddings
 
             server, url = start_endpoint()
-            served = EndpointEmbeddings(url, "all-MiniLM-L6-v2-onnx-int8-served", batch_size=32, concurrency=2)
+            # Served under the Hub name, as TEI would: the same model work as in process (chunks and the
+            # role sentences, rag.roles accepts the name), through the protocol.
+            served = EndpointEmbeddings(url, "all-MiniLM-L6-v2", batch_size=32, concurrency=2)
             served.embed_array(["warm up: connect"])
         times: dict[str, list[float]] = defaultdict(list)
         cpus: dict[str, list[float]] = defaultdict(list)
