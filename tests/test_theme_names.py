@@ -68,9 +68,12 @@ def test_a_theme_of_several_papers_is_named_by_what_most_of_them_share(seed_summ
             if len(papers) < 2 or t.title == papers[0].title:
                 continue
             acr = acronyms([p.abstract for p in papers])
-            holding = sum(concept(t.title, acr) <= (concept(f"{p.title}. {p.abstract}", acr) |
-                                                   _words(f"{p.title}. {p.abstract}")) for p in papers)
-            assert holding * 2 >= len(papers), (t.title, [p.title for p in papers])
+            keys = [concept(f"{p.title}. {p.abstract}", acr) | _words(f"{p.title}. {p.abstract}") for p in papers]
+            if " and " not in t.title:  # one phrase: most of the papers hold it
+                assert sum(concept(t.title, acr) <= k for k in keys) * 2 >= len(papers), (t.title, papers)
+            else:  # no phrase most share: two subjects, each a paper's, together most of the papers'
+                parts = [concept(p, acr) for p in t.title.split(" and ")]
+                assert sum(any(c <= k for c in parts) for k in keys) * 2 >= len(papers), (t.title, papers)
             checked += 1
     assert checked >= 2
 

@@ -18,7 +18,7 @@ from collections import Counter
 import numpy as np
 
 from ..records import Paper
-from .theme_phrases import GENERIC, acronyms, broad, concept, is_name, stem, terms, text_key
+from .theme_phrases import GENERIC, acronyms, broad, concept, is_name, stem, terms, text_key, verbs_of
 from .themes import paper_text
 
 # A second phrase joins the first ("A and B") only when it describes the group nearly as well, and most
@@ -58,6 +58,7 @@ class _Corpus:
                 if p.title and not p.title_derived:
                     titles[p.paper_id] = p.title
         self.acr = acronyms(list(full.values()))
+        self.verbs = verbs_of(list(full.values()))
         self.doc_terms: dict[str, Counter] = {}
         self.surface: dict[str, Counter] = {}
         title_forms: dict[str, Counter] = {}
@@ -142,7 +143,7 @@ def name_themes(groups: list[list], background: list[Paper], topic: str, emb=Non
             if lead and lead.title and not lead.title_derived and len(lead.title.split()) <= 6:
                 out.append((lead.title.rstrip(". "), []))
                 continue
-            own = [(t, s) for t, s, cut in terms(paper_text(lead)) if " " in t and not cut and is_name(t, s)
+            own = [(t, s) for t, s, cut in terms(paper_text(lead)) if " " in t and not cut and is_name(t, s, corpus.verbs)
                    and not concept(s, corpus.acr) <= topic_key]
             label = corpus.written(own[0][0]) if own else (lead.title if lead else "Other")
             out.append((label[:1].upper() + label[1:], [label]))
@@ -184,7 +185,7 @@ def _scored(g, in_group: Counter, corpus: _Corpus, topic_key, n_docs: int, ids: 
     scored = []
     for t in sorted(pre, key=lambda t: (-pre[t], t)):
         written = corpus.written(t)
-        if not is_name(t, written):
+        if not is_name(t, written, corpus.verbs):
             continue
         key = concept(written, corpus.acr)
         if not key or key <= topic_key | _GENERIC_STEMS or broad(key, corpus.acr):

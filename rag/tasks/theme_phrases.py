@@ -70,7 +70,7 @@ limit limits limited fail fails failing lack lacks achieve enables improving inc
 deep neural generative adversarial discriminative probabilistic stochastic deterministic semantic dynamic
 multi-modal multimodal visual spatial temporal robust accurate scalable efficient effective optimal
 advanced current inherent recent modern traditional classical conventional typical prominent popular powerful
-promising remarkable significant substantial strong good great crucial critical essential
+promising remarkable significant substantial strong good great crucial critical essential best
 """.split())
 # Verbs (terms are plural-folded: "requires" -> "require"): a phrase holding one is a clause cut short
 # ("self-consistency requires", "GS-Pose operates", "Detect unlabeled errors").
@@ -114,6 +114,7 @@ boundary summary library dictionary vocabulary glossary adversary commentary
 test interest request forest contest quest harvest
 anomaly family assembly supply reply monopoly drive five table variable cable robotics
 """.split())
+_NOUN_AR = set("scalar bar car star year radar seminar calendar grammar pillar collar dollar sugar war lidar".split())
 _ADJ_SUFFIX = ("ous", "ive", "able", "ible", "ful", "less", "ly", "ed", "al", "ic", "ent", "ant", "ary", "est")
 # The last piece of a hyphenated adjective ("graph-based", "data-driven", "zero-shot", "first-order").
 _ADJ_PIECE = set("""
@@ -193,7 +194,7 @@ def adjective_like(w: str) -> bool:
         return True
     if piece in _NOUN_ENDINGS_OK or norm(piece) in _NOUN_ENDINGS_OK:
         return False
-    return piece.endswith(_ADJ_SUFFIX)
+    return piece.endswith(_ADJ_SUFFIX) or (piece.endswith("ar") and piece not in _NOUN_AR)
 
 
 def _verb_like(w: str, first: bool, n_words: int) -> bool:
@@ -205,7 +206,30 @@ def _verb_like(w: str, first: bool, n_words: int) -> bool:
     return ing and (not first or n_words > 1)
 
 
-def is_name(term: str, surface: str = "") -> bool:
+_AFTER_VERB = {"we", "to", "can", "could", "will", "may", "might", "which", "that", "it", "also", "not", "they", "who",
+               "then", "further", "first", "often", "must", "should"}
+_BE = {"is", "are", "was", "were", "be", "been"}  # before a participle ("is called"), or an adjective
+_AFTER_NOUN = {"the", "a", "an", "of", "our", "this", "these", "its", "their", "each", "such", "any", "with", "for",
+               "in", "on", "and", "by", "from"}
+
+
+def verbs_of(texts: list[str]) -> set[str]:
+    """Words the texts use as verbs more than as nouns: found after "we", "to", "which", "is" … more often
+    than after "the", "of", "our" … ("we identify", "which encodes", "is called": not the start of a name)."""
+    as_verb: dict[str, int] = {}
+    as_noun: dict[str, int] = {}
+    for text in texts:
+        words = re.findall(r"[A-Za-z][A-Za-z-]*", text)
+        for prev, w in zip(words, words[1:]):
+            prev, w = prev.lower(), norm(w.lower())
+            if prev in _AFTER_VERB or (prev in _BE and w.endswith("ed")):
+                as_verb[w] = as_verb.get(w, 0) + 1
+            elif prev in _AFTER_NOUN:
+                as_noun[w] = as_noun.get(w, 0) + 1
+    return {w for w, n in as_verb.items() if n > as_noun.get(w, 0) and w not in _ING_NOUNS and w not in _STOP}
+
+
+def is_name(term: str, surface: str = "", verbs: set[str] | frozenset[str] = frozenset()) -> bool:
     """Whether a term can name a theme: a noun phrase of two or more words that neither starts with a
     verb, preposition or comparative nor ends in an adjective, and holds no verb ("regularised optimal
     transport", "preference optimisation"); or one word its authors write as a name ("Mamba", "LoRA",
@@ -213,7 +237,7 @@ def is_name(term: str, surface: str = "") -> bool:
     words = term.split()
     if not words or all(w in GENERIC or norm(w) in GENERIC for w in words):
         return False
-    if any(_verb_like(w, i == 0, len(words)) for i, w in enumerate(words)):
+    if any(_verb_like(w, i == 0, len(words)) or w in verbs for i, w in enumerate(words)):
         return False
     if any(w.endswith("ly") and w not in _NOUN_ENDINGS_OK for w in words):
         return False  # an adverb: a clause cut short ("linear attention fundamentally falls")
