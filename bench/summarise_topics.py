@@ -17,6 +17,12 @@ Author keywords are incomplete (a paper on the topic may not carry it), so the s
 bound for both sides alike; the difference between the sides is the figure. Two more figures say how
 far that bound is from the truth: the share under a loose yardstick (the abstract may name the topic),
 and the ceiling of the strict share (a summary citing 15 papers on a topic 5 papers carry reaches 33 %).
+Recall is the other side: of the library's strict-gold papers on a topic, the share the summary cites,
+counted against at most SUMMARY_CAP of them (a summary cites 15 papers at most), so precision bought by
+dropping on-topic papers shows.
+
+The 40 narrow topics are split: the odd-indexed ones (narrow_topics' order) are the tuning half that
+rag.tasks.topicality's constants were chosen on, the even-indexed ones are the report half, never tuned on.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import PAPERLISTS, ROOT, print_header, write_results  # noqa: E402
 
 LIBRARY = "topics"
+SUMMARY_CAP = 15  # rag.tasks.themes.MAX_PAPERS: recall is counted against at most this many papers
 # topic -> keyword phrases that mark a paper as on it (matched inside a keyword's last part, or the title)
 TOPICS: dict[str, tuple[str, ...]] = {
     "imitation learning": ("imitation learning", "learning from demonstration", "behavior cloning",
@@ -207,7 +214,7 @@ def share(side: dict[str, dict], gold: dict[str, set[str]], loose: dict[str, set
     """Share of cited papers on the topic (strict gold), under the loose gold too, and the ceiling: the
     share a summary citing as many papers could reach if every strict-gold paper of the library were
     among them (a summary of 15 papers on a topic 5 papers carry can reach 33 % at best)."""
-    per, on, on_loose, best, cited = {}, 0, 0, 0, 0
+    per, on, on_loose, best, cited, wanted = {}, 0, 0, 0, 0, 0
     for topic, r in side.items():
         g = set(gold[topic])
         k = sum(1 for pid in r["cited"] if pid in g)
@@ -219,12 +226,14 @@ def share(side: dict[str, dict], gold: dict[str, set[str]], loose: dict[str, set
                       "themes": r["themes"]}
         on, on_loose, cited = on + k, on_loose + kl, cited + n
         best += min(n, len((in_lib or gold)[topic]))
+        wanted += min(SUMMARY_CAP, len((in_lib or gold)[topic]))
     shares = [p["share"] for p in per.values() if p["share"] is not None]
     return {"topics": per, "pooled_share": round(on / cited, 3) if cited else None,
             "pooled_share_loose": round(on_loose / cited, 3) if cited else None,
             "ceiling": round(best / cited, 3) if cited else None,
             "macro_share": round(sum(shares) / len(shares), 3) if shares else None,
-            "cited": cited, "on_topic": on, "on_topic_loose": on_loose}
+            "recall": round(on / wanted, 3) if wanted else None,
+            "cited": cited, "on_topic": on, "on_topic_loose": on_loose, "wanted": wanted}
 
 
 def main() -> None:
@@ -233,6 +242,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--per-topic", type=int, default=40)
     ap.add_argument("--before-rev", default="", help="git revision of the 'before' code (default: merge-base with main)")
+    ap.add_argument("--narrow", type=int, default=40, help="how many narrow topics (odd-indexed: tuning half)")
     ap.add_argument("--ingest-only", action="store_true")
     args = ap.parse_args()
     if not PAPERLISTS.exists():
@@ -250,7 +260,7 @@ def main() -> None:
                                             capture_output=True, text=True).stdout.strip()
     lib, _ = open_library(args.home)
     ids = {p.paper_id for p in lib.papers()}
-    narrow = narrow_topics(corpus)
+    narrow = narrow_topics(corpus, limit=args.narrow)
     with gzip.open(PAPERLISTS, "rt", encoding="utf-8") as f:
         records = [r for r in map(json.loads, f) if r.get("keywords") and r.get("abstract")]
     gold.update({t: {r["id"] for r in records if on_topic(r, a)} for t, a in narrow.items()})
@@ -263,11 +273,14 @@ def main() -> None:
           f"{len(narrow)} narrow ones (a keyword on 3-8)\n")
     figures = {"before_rev": rev, "n_papers": len(ids), "topics": {t: len(v) for t, v in in_lib.items()}}
     fmt = lambda x: f"{x['on_topic']}/{x['cited']} " + (f"{x['share']:.0%}" if x["share"] is not None else "-")  # noqa: E731
-    for label, group in (("broad", list(TOPICS)), ("narrow", list(narrow)), ("all", topics)):
+    names = list(narrow)
+    groups = (("broad", list(TOPICS)), ("narrow tune", names[1::2]), ("narrow report", names[0::2]),
+              ("narrow", names), ("all", topics))
+    for label, group in groups:
         b = share({t: before[t] for t in group}, gold, loose, in_lib)
         a = share({t: after[t] for t in group}, gold, loose, in_lib)
         figures[label] = {"before": b, "after": a}
-        if label != "all":
+        if label in ("broad", "narrow tune", "narrow report"):
             print(f"{label + ' topics':34s} {'papers':>6s}  {'before':>14s}  {'after':>14s}  related(on topic)")
             for t in group:
                 bt, at = b["topics"][t], a["topics"][t]
@@ -278,7 +291,9 @@ def main() -> None:
         print(f"{label}: loose (a keyword, the title or the abstract names the topic): before "
               f"{b['pooled_share_loose']:.1%} ({b['on_topic_loose']}/{b['cited']}), after {a['pooled_share_loose']:.1%} "
               f"({a['on_topic_loose']}/{a['cited']}); ceiling of the strict share at these sizes: before "
-              f"{b['ceiling']:.1%}, after {a['ceiling']:.1%}\n")
+              f"{b['ceiling']:.1%}, after {a['ceiling']:.1%}")
+        print(f"{label}: recall (strict-gold papers cited, of at most {SUMMARY_CAP} a topic): before {b['recall']:.1%} "
+              f"({b['on_topic']}/{b['wanted']}), after {a['recall']:.1%} ({a['on_topic']}/{a['wanted']})\n")
     write_results("summarise_topics", figures, m, started)
 
 
