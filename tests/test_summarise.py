@@ -197,6 +197,35 @@ def test_mamba_summary_leaves_out_the_mip_solver_paper(seeds_library):
     assert "Building on this" not in res.summary + " ".join(t.text for t in res.themes)
 
 
+def test_gnn_summary_leaves_out_papers_that_share_only_words_of_the_phrase(seeds_library):
+    # "feed-forward ReLU networks built on general directed acyclic graph (DAG) architectures" and "scaling
+    # laws for quadratic and diagonal neural networks" hold two of the topic's three words, not the topic
+    res = summarise("graph neural networks", seeds_library, settings=seeds_library.settings)
+    assert seed(seeds_library, "004:13").paper_id in cited_ids(res)  # the minimax analysis of ReLU GNNs
+    assert seed(seeds_library, "004:18").paper_id not in cited_ids(res)  # DAG-ReLU parameter spaces
+    assert seed(seeds_library, "004:7").paper_id not in cited_ids(res)  # scaling laws
+    assert_citations_resolve(res)
+
+
+def test_a_topic_one_paper_covers_gets_a_one_paper_summary(seeds_library):
+    # the GNN paper's "ratio-based scaling tests" is not test-time scaling; the library has one paper on it
+    res = summarise("test-time scaling", seeds_library, settings=seeds_library.settings)
+    assert cited_ids(res) == {seed(seeds_library, "004:4").paper_id}
+    assert res.summary.startswith("The library holds 1 paper on “test-time scaling”")
+    assert len(res.themes) == 1
+    assert seed(seeds_library, "004:13").paper_id not in cited_ids(res)
+    assert_citations_resolve(res)
+
+
+def test_attention_summary_keeps_the_attention_algorithms_paper(seeds_library):
+    # "fast Attention for arbitrary temperatures" scores below the attention-based regressors; it is no
+    # less about attention, and a cut relative to the best paper used to drop it
+    res = summarise("attention", seeds_library, settings=seeds_library.settings)
+    want = {seed(seeds_library, w).paper_id for w in ("004:11", "001:19", "004:6")}
+    assert want <= cited_ids(res)
+    assert_citations_resolve(res)
+
+
 _TOPICS = ("optimal transport", "federated and distributed learning", "optimization", "attention",
            "Mamba and selective state space models", "diffusion models", "in-context learning")
 
