@@ -127,11 +127,10 @@ def features(lib, claims: list[dict], depth: int) -> list[dict]:
     from rag.extractive import rank_sentences
     from rag.retrieval import search
     from rag.tasks.cite import clean_claim
-    from rag.embcache import CachedEmbedder
 
     from rag.sentences import split_sentences
 
-    emb = CachedEmbedder(lib)
+    emb = lib.text_embedder  # the cache-backed embedder tasks use for sentences
     out = []
     for i, c in enumerate(claims):
         text = clean_claim(c["claim"])
