@@ -3,6 +3,7 @@ annotators cited, is its evidence sentence a labelled rationale sentence, and (L
 
     PAPERCHAT_HOME=/tmp/paperchat-scifact .venv/bin/python bench/scifact_cite.py            # dev figures
     PAPERCHAT_HOME=/tmp/paperchat-scifact .venv/bin/python bench/scifact_cite.py --tune     # choose on train
+    ... --tune --limit 100    # the role prior grid alone is printed after the ranking table
     ... --limit 50            # a quick look
     ... --json                # machine-readable
 
@@ -212,6 +213,34 @@ def rationale_metrics(feats: list[dict], depth: int, fused: float, sentences: di
             "chance": chance / p}
 
 
+def role_prior_grid(lib, claims: list[dict], sentences: dict[str, list[str]]) -> dict:
+    """The quoted sentence's role prior (EVIDENCE_ROLE_PRIOR in rag/tasks/cite.py): for each claim's annotated
+    abstracts among its 10 retrieval hits, the share of picks (best by score + prior) that are rationale."""
+    from rag.extractive import rank_sentences, sentences_of
+    from rag.retrieval import search
+    from rag.roles import roles_of
+    from rag.tasks.cite import clean_claim
+
+    emb, rows = lib.text_embedder, []
+    for c in claims:
+        text = clean_claim(c["claim"])
+        hits = search(lib, text, 10)
+        for h, ranked, roles in zip(hits, rank_sentences(text, hits, emb), roles_of([h.paper for h in hits], emb)):
+            g, sents = c["gold"].get(h.paper.paper_id), sentences.get(h.paper.paper_id, [])
+            if not g or not sents or not g["sentences"]:
+                continue
+            role_of = dict(zip(sentences_of(h.paper), roles))
+            rows.append([(sim, role_of.get(x, ""), sentence_index(x, sents) in g["sentences"]) for sim, x in ranked])
+
+    def share(prior: dict) -> float:
+        return sum(max(r, key=lambda x: x[0] + prior.get(x[1], 0.0))[2] for r in rows if r) / max(1, len(rows))
+
+    steps = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15)
+    grid = [{"result": a, "method": m, "background": -b} for a in steps for b in steps for m in (0.0, 0.02, 0.05)]
+    best = max(grid, key=share)
+    return {"pairs": len(rows), "none": share({}), "best": best, "best_share": share(best)}
+
+
 # ------------------------------------------------------------------------------------------ runs
 
 
@@ -234,6 +263,10 @@ def tune(lib, split: str, limit: int | None) -> dict:
     print(f"\nevidence sentence is a labelled rationale ({ra['pairs']} gold abstracts in the top 10): "
           f"rank_sentences {ra['rank_sentences']:.3f}, plain cosine {ra['plain_cosine']:.3f}, "
           f"first sentence {ra['first_sentence']:.3f}, chance {ra['chance']:.3f}")
+    rp = role_prior_grid(lib, claims, load_sentences())
+    print(f"\nrole prior on the quoted sentence ({rp['pairs']} pairs): none {rp['none']:.3f}, best {rp['best']} "
+          f"{rp['best_share']:.3f}")
+    ra["role_prior"] = rp
     ths = [{"threshold": t, **threshold_metrics(feats, best["candidates"], t)} for t in [x / 100 for x in range(40, 81, 2)]]
     print("\nfound threshold (evidence score of the best candidate):")
     print(f"{'t':>5} {'found|present':>14} {'found|absent':>13} {'bal.acc':>8}")
