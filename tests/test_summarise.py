@@ -204,6 +204,10 @@ def test_gnn_summary_leaves_out_papers_that_share_only_words_of_the_phrase(seeds
     assert seed(seeds_library, "004:13").paper_id in cited_ids(res)  # the minimax analysis of ReLU GNNs
     assert seed(seeds_library, "004:18").paper_id not in cited_ids(res)  # DAG-ReLU parameter spaces
     assert seed(seeds_library, "004:7").paper_id not in cited_ids(res)  # scaling laws
+    # The one paper's paragraph quotes what it found, not its opening that merely names GNNs
+    text = " ".join(t.text for t in res.themes)
+    assert "worst-case generalization error" in text
+    assert "achieve strong empirical performance across domains" not in text
     assert_citations_resolve(res)
 
 

@@ -85,6 +85,7 @@ def _no_end(s: str) -> str:
 
 # Paragraphs prefer what a paper did and found over the background it starts from.
 OFF_TOPIC = 0.5
+CONTRIBUTION_ON_TOPIC = 0.2  # a contribution sentence this relevant sets the paper's OFF_TOPIC reference
 _ROLE_BONUS = {"objective": 0.08, "method": 0.05, "result": 0.08, "background": -0.15}
 
 
@@ -120,10 +121,17 @@ def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bo
     fresh = [i for i in alone if r.sentences[i] not in used]
     # A sentence less than OFF_TOPIC times as relevant as the paper's most topical standalone one (the DPO
     # paper's "A toy experiment ... is given" in RLHF) is quoted only when nothing else stands alone.
-    best = max((float(r.relevance[i]) for i in alone), default=0.0)
+    # Measured against the paper's contribution when a standalone one is plainly on the topic: a background
+    # sentence that names the topic ("GNNs achieve strong empirical performance …") must not push every
+    # finding below the cut; when none is (the DPO paper's in RLHF), against all its standalone sentences.
+    best = max((float(r.relevance[i]) for i in alone if i in contrib), default=0.0)
+    if best < CONTRIBUTION_ON_TOPIC:
+        best = max((float(r.relevance[i]) for i in alone), default=0.0)
     on = [[i for i in t if r.relevance[i] >= OFF_TOPIC * best] for t in (fresh, alone)]
     if contribution_only:  # the overview: a contribution sentence if one is on the topic
         on = [[i for i in t if i in contrib] for t in on] + on
+    else:  # a paragraph: a fresh contribution sentence on the topic before background that names it
+        on = [[i for i in on[0] if i in contrib]] + on
     tiers = on[:-1] + [fresh] + on[-1:] + [alone, [i for i in idx if r.sentences[i] not in used], list(idx)]
     for tier in tiers:
         if tier:
