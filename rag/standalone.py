@@ -9,9 +9,26 @@ from __future__ import annotations
 
 import re
 
-# "this paper", "this retrospective study", "this randomised clinical trial": the paper itself.
-_ITSELF = (r"(?: [\w-]+){0,3}? (?:paper|work|study|article|survey|note|letter|thesis|position paper|manuscript|"
-           r"trial|review|report|research)\b")
+# "this paper", "this retrospective study", "this randomised clinical trial", "this case report": the paper
+# itself; "This case illustrates ..." too (a case report's own case), when a reporting verb follows.
+_ITSELF = (r"(?:(?: [\w-]+){0,3}? (?:paper|work|study|article|survey|note|letter|thesis|position paper|manuscript|"
+           r"trial|review|report|research|case series)\b|"
+           r" case (?:illustrates|shows|reports|describes|highlights|demonstrates|presents|underscores|"
+           r"emphasi[sz]es|suggests|documents|raises|adds)\b)")
+# "Both X and Y ...": "both" opens a noun phrase joined by "and" and stands; "Both improve ... and ...",
+# "Both of them ..." and "Both are ..." mean two things named before. A verb between "both" and the "and"
+# says which: the list holds the verbs abstracts use there (stems, with their -e/-s/-ed forms; no -ing,
+# which is mostly a noun there: "Both supervised learning and RLHF ...").
+_BOTH_VERBS = (r"(?:is|are|was|were|be|been|have|has|had|can|could|may|might|must|should|would|will|do|does|did|"
+               r"led|(?:achiev|improv|outperform|show|yield|reduc|increas|decreas|perform|lead|requir|suffer|fail|"
+               r"converg|provid|exhibit|reach|obtain|produc|depend|differ|us|lack|offer|surpass|exceed|remain|"
+               r"becom|generaliz|generalis|benefit|captur|involv|aim|seek|focus|ignor|assum|admit|allow|enabl|"
+               r"rel|appear|seem|tend|contain|consist|includ|rais|giv|hav)(?:e|es|s|ed|ied|ies|y)?)")
+_BOTH_STANDS = re.compile(r"^both\s+(?!(?:of|these|those|them|such)\b)"
+                          r"(?:(?!" + _BOTH_VERBS + r"\b)[^\s,;:.]+\s+){1,8}?and\s+\S", re.IGNORECASE)
+# "For (i), we analyze ...", "(ii) We show ...": an item of an enumeration given before.
+_ENUMERATED = re.compile(r"^(?:(?:for|in|regarding|as for|concerning|on|under) )?\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)",
+                         re.IGNORECASE)
 # A sentence that leans on text the reader does not see: it opens with a connective or an anaphor
 # ("As a corollary, ...", "Building on this ...", "Then, ...", "These results ...", "To address this, ..."),
 # not an adjective or an expletive that only looks like one ("Further studies ...", "It is clear that ...").
@@ -25,7 +42,7 @@ _LEANS = re.compile(
     r"to \w+ (?:this|these|that|those|such|both|them|it|the (?:above|aforementioned|former|latter))\b|"
     r"first(?:ly)?(?=,)|on the (?:\w+ )?(?:other )?(?:side|hand)|embracing|"
     r"(?:in|under|with|for|from|given|using) (?:this|these|that|those|such)\b(?!" + _ITSELF + r")|"
-    r"(?:second|third|fourth)(?:ly)?|also|both|that|those|such|its|they|their|together|overall|here we also|"
+    r"(?:second|third|fourth)(?:ly)?|also|and|but|or|nor|both|that|those|such|its|they|their|together|overall|here we also|"
     # "It is clear that ..." / "It remains unknown whether ..." point at nothing; "It outperforms ..." does.
     r"it(?! (?:is|was|remains|seems|appears) (?!(?:a|an|the)\b)(?:[\w-]+ ){0,3}(?:that|to|whether)\b)|"
     r"this(?!" + _ITSELF + r")|these|"
@@ -51,8 +68,10 @@ def stands_alone(s: str) -> bool:
 
 
 def leans(s: str) -> bool:
-    """Whether a sentence opens by leaning on the one before: a connective or an anaphor first."""
-    return bool(_LEANS.match(s.strip()))
+    """Whether a sentence opens by leaning on the one before: a connective or an anaphor first, or an
+    enumeration's item ("For (i), ..."); "Both X and Y ..." names its two things and stands."""
+    s = s.strip()
+    return bool(_ENUMERATED.match(s)) or (bool(_LEANS.match(s)) and not _BOTH_STANDS.match(s))
 
 
 # An opening clause that can be cut: up to the first comma, short, and the part that leans.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag.standalone import stands_alone, standing
+from rag.standalone import leans, stands_alone, standing
 
 
 def test_an_opening_clause_that_leans_is_cut_and_the_main_clause_quoted():
@@ -49,3 +49,59 @@ def test_what_is_quoted_is_the_abstracts_own_words_and_stands_alone(s):
     if got is not None:
         assert got == s.strip() or got[:1].lower() + got[1:] in s or got in s
         assert standing(got) == got  # nothing left to cut
+
+
+# -- "Both X and Y", a case report's "This case ...", an enumeration's "For (i), ..."
+
+NOUNS = st.sampled_from(["supervised fine-tuning", "RLHF", "the encoder", "the decoder", "dense retrieval",
+                         "sparse attention", "convolutional networks", "human raters", "GPT-4", "linear probes",
+                         "pretraining data", "the teacher model", "children", "adults with diabetes"])
+PREDICATES = st.sampled_from(["improve the helpfulness of language models on every benchmark we consider",
+                              "are trained jointly on a parallel corpus of two million sentence pairs",
+                              "fail to generalise beyond the lengths seen during training",
+                              "benefit from a larger learning rate early in training"])
+VERBS = st.sampled_from(["achieve", "improve", "outperform", "are", "were", "have", "show", "yield", "reduce",
+                         "fail", "rely", "converge", "require", "exhibit"])
+
+
+@given(NOUNS, NOUNS, PREDICATES)
+def test_both_opening_a_noun_phrase_joined_by_and_stands_alone(x, y, rest):
+    s = f"Both {x} and {y} {rest}."
+    assert not leans(s) and standing(s) == s and stands_alone(s), s
+
+
+@given(VERBS, NOUNS, NOUNS)
+def test_both_as_the_subject_of_a_verb_leans_on_the_two_things_named_before(verb, x, y):
+    # "Both achieve X and Y": the two are named earlier, so the sentence cannot be quoted alone.
+    for s in (f"Both {verb} better accuracy on {x} and {y} than the baselines do.",
+              f"Both of them {verb} better accuracy on {x} and {y} than the baselines do.",
+              f"Both these methods {verb} better accuracy on {x} and {y} than the baselines."):
+        assert leans(s) and standing(s) is None and not stands_alone(s), s
+
+
+def test_a_case_report_naming_its_own_case_stands_alone():
+    for s in ("This case illustrates the importance of early diagnosis of streptococcal infection in children.",
+              "This case report describes a rare complication of laparoscopic cholecystectomy in an adult.",
+              "In this case report, we describe a rare complication of laparoscopic cholecystectomy."):
+        assert not leans(s) and stands_alone(s) and standing(s) == s, s
+    # "In this case, ..." is the case the sentence before set up: only its main clause can be quoted.
+    s = "In this case, the bound is tight and matches the lower bound up to logarithmic factors."
+    assert leans(s) and not stands_alone(s)
+    assert standing(s) == "The bound is tight and matches the lower bound up to logarithmic factors."
+
+
+ENUM = st.sampled_from(["(i)", "(ii)", "(iii)", "(iv)", "(a)", "(b)", "(1)", "(2)"])
+
+
+@given(ENUM, st.sampled_from(["For", "In", "Regarding", "As for", ""]), PREDICATES)
+def test_an_item_of_an_enumeration_given_before_does_not_stand_alone(item, lead, rest):
+    s = f"{lead} {item}, we show that the methods {rest}.".strip() if lead else f"{item} We show that they {rest}."
+    assert leans(s) and standing(s) is None and not stands_alone(s), s
+    # an enumeration the sentence itself makes stands
+    s = f"We show {item} that the methods {rest} and (v) that they scale."
+    assert not leans(s) and standing(s) == s
+
+
+def test_a_clause_after_a_comma_is_not_quoted_as_if_it_opened_the_sentence():
+    # "Both methods converge, and the first is faster": cutting the opening would quote "And the first ...".
+    assert standing("Both methods converge, and the first is faster in wall-clock time on every benchmark.") is None
