@@ -9,6 +9,8 @@ the column's true label (Problem: background or objective; Approach: method; Fin
 by side with a position baseline (Problem = first sentence, Approach = the middle one, Finding = the
 last) and with the same picker fed the gold labels (what a perfect role classifier would give: the
 picker itself never borrows a role). Setting has no gold label: its cells' gold labels are listed.
+"stands" is the share of filled cells whose shown text stands alone (rag.standalone.standing leaves it
+whole: no connective or anaphor leaning on a sentence the table does not show).
 
     .venv/bin/python bench/compare_roles.py          (skips when ../shared/data/csabstruct is absent)
     .venv/bin/python bench/compare_roles.py --tune   (on dev: the position lead of Problem and Finding)
@@ -60,6 +62,7 @@ def main() -> int:
     from rag.grades import relevance
     from rag.records import Hit, Paper
     from rag.roles import classify_many
+    from rag.standalone import standing
     from rag.tasks.compare_cells import pick_cells
     from rag.tasks.topicality import Reading
 
@@ -87,6 +90,7 @@ def main() -> int:
                 if not cell.stated:
                     continue
                 counts[name][col]["filled"] += 1
+                counts[name][col]["stands"] += standing(cell.text) == cell.text.strip()
                 if col in GOLD:
                     counts[name][col]["right"] += gold[cell.position] in GOLD[col]
                 elif name.startswith("ours"):
@@ -97,20 +101,23 @@ def main() -> int:
             c["abstracts"] += 1
             c["filled"] += 1
             c["right"] += gold[i] in GOLD[col]
+            c["stands"] += standing(sents[i]) == sents[i].strip()
     figures: dict = {"abstracts": len(rows), "sentences": sum(len(r["sentences"]) for r in rows), "systems": {}}
     print(f"{len(rows)} abstracts, {figures['sentences']} sentences\n")
-    print(f"{'column':10} " + " ".join(f"{s:>34}" for s in systems))
-    print(f"{'':10} " + " ".join(f"{'filled':>16} {'right of filled':>17}" for _ in systems))
+    print(f"{'column':10} " + " ".join(f"{s:>42}" for s in systems))
+    print(f"{'':10} " + " ".join(f"{'filled':>16} {'right of filled':>17} {'stands':>7}" for _ in systems))
     for col in ("problem", "approach", "finding"):
         cells = []
         for s in systems:
             c = counts[s][col]
             filled, right = c["filled"], c["right"]
             share = right / filled if filled else 0.0
+            stands = c["stands"] / filled if filled else 0.0
             figures["systems"].setdefault(s, {})[col] = {"abstracts": c["abstracts"], "filled": filled, "right": right,
-                                                         "share_right": round(share, 4)}
-            cells.append(f"{filled:>7}/{c['abstracts']:<8} {share:>9.3f} ({right:>3})")
-        print(f"{col:10} " + " ".join(f"{x:>34}" for x in cells))
+                                                         "share_right": round(share, 4),
+                                                         "share_stands_alone": round(stands, 4)}
+            cells.append(f"{filled:>7}/{c['abstracts']:<8} {share:>9.3f} ({right:>3}) {stands:>7.3f}")
+        print(f"{col:10} " + " ".join(f"{x:>42}" for x in cells))
     c = counts["ours (predicted roles)"]["setting"]
     figures["setting"] = {"abstracts": c["abstracts"], "filled": c["filled"], "gold_labels": dict(setting_gold)}
     print(f"\nsetting (no gold label): filled {c['filled']}/{c['abstracts']}; the gold labels of its sentences: "

@@ -74,8 +74,13 @@ def leans(s: str) -> bool:
     return bool(_ENUMERATED.match(s)) or (bool(_LEANS.match(s)) and not _BOTH_STANDS.match(s))
 
 
-# An opening clause that can be cut: up to the first comma, short, and the part that leans.
+# An opening clause that can be cut: up to the first comma, short, and the part that leans -- a phrase
+# ("To address these challenges,"), not a clause with its own subject ("It also unveils riches for ML,
+# chief among which ..."), and what follows it must be a main clause, not a relative one.
 _OPENING = re.compile(r"^([^,;:()\[\]]{2,80}),\s+(?=\S)")
+_SUBJECT = re.compile(r"^(?:it|they|this|these|those|such|both|its|their|that|he|she)\b", re.IGNORECASE)
+_DANGLING = re.compile(r"^(?:(?:\S+\s+){0,2}(?:which|whom|whose)\b|(?:where|whereas|including|such as|leading|"
+                       r"resulting|yielding|and|but|or|nor)\b)", re.IGNORECASE)
 
 
 def standing(s: str) -> str | None:
@@ -90,9 +95,11 @@ def standing(s: str) -> str | None:
     if not _leans_in_answer(s):
         return s
     m = _OPENING.match(s)
-    if not m or not leans(m.group(0)):
+    if not m or not leans(m.group(0)) or _SUBJECT.match(s):
         return None
     rest = s[m.end():]
+    if _DANGLING.match(rest):
+        return None
     rest = rest[:1].upper() + rest[1:]
     return rest if not _leans_in_answer(rest) else None
 

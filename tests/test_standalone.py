@@ -105,3 +105,12 @@ def test_an_item_of_an_enumeration_given_before_does_not_stand_alone(item, lead,
 def test_a_clause_after_a_comma_is_not_quoted_as_if_it_opened_the_sentence():
     # "Both methods converge, and the first is faster": cutting the opening would quote "And the first ...".
     assert standing("Both methods converge, and the first is faster in wall-clock time on every benchmark.") is None
+
+
+def test_an_opening_with_its_own_subject_is_not_cut_to_a_fragment():
+    # The DPO abstract: cutting "It also unveils unexpected riches for ML," would quote "Chief among which ...".
+    s = ("It also unveils unexpected riches for ML, chief among which the support for non-convex losses and a "
+         "normative framework wide enough to safeguard DPO's extensions.")
+    assert standing(s) is None
+    assert standing("These models, however, fail to bind colours to objects in scenes with several of them.") is None
+    assert standing("Moreover, which of the two wins depends on the batch size and on the learning rate.") is None

@@ -10,7 +10,11 @@
 
 Within a column the sentence most relevant to the topic wins (rag.grades' score, which
 rag.tasks.topicality already computed per sentence). A column whose role no sentence carries is
-`not stated`: a cell never borrows a sentence of another role. A long sentence is shown as its clause
+`not stated`: a cell never borrows a sentence of another role. Within its role a cell prefers a sentence
+that stands alone (rag.standalone.standing, the check answers use): "Getting there requires reworking
+..." leans on the sentence before it, and a table cell has no sentence before it. A sentence whose opening
+clause alone leans ("To address this, we propose X") is shown as its main clause; one that leans
+throughout fills the cell only when no sentence of the role stands. A long sentence is shown as its clause
 most relevant to the topic when that clause carries nearly all of the sentence's relevance (the span
 that reads as a phrase); the whole sentence stays in `Cell.sentence` (what the UI highlights).
 """
@@ -22,6 +26,7 @@ import re
 import numpy as np
 
 from ..grades import relevance
+from ..standalone import leans, standing
 from .comparison import Cell
 from .topicality import Reading
 
@@ -81,6 +86,7 @@ def _role_pick(r: Reading, column: str, used: set[int]) -> int | None:
     if not idx:
         return None
     fresh = [i for i in idx if i not in used] or idx
+    fresh = [i for i in fresh if standing(r.sentences[i]) is not None] or fresh  # what stands alone first
 
     n = max(1, len(r.sentences) - 1)
 
@@ -95,6 +101,7 @@ def _setting_pick(r: Reading, used: set[int]) -> int | None:
     """The sentence index for the Setting column, or None (see the module docstring)."""
     cued = [i for i, role in enumerate(r.roles)
             if role in SETTING_ROLES and i not in used and SETTING_CUES.search(r.sentences[i])]
+    cued = [j for j in cued if standing(r.sentences[j]) is not None] or cued
     return max(cued, key=lambda j: (float(r.relevance[j]), -j)) if cued else None
 
 
@@ -109,13 +116,20 @@ def pick_cells(r: Reading) -> dict[str, Cell]:
             out[column] = Cell(column=column, paper_id=pid)
             continue
         used.add(i)
-        out[column] = Cell(column=column, paper_id=pid, text=r.sentences[i], sentence=r.sentences[i],
-                           role=r.roles[i], score=float(r.relevance[i]), position=i, source="quoted")
+        out[column] = _quoted(r, column, i)
     i = _setting_pick(r, used)
-    out["setting"] = Cell(column="setting", paper_id=pid) if i is None else Cell(
-        column="setting", paper_id=pid, text=r.sentences[i], sentence=r.sentences[i], role=r.roles[i],
-        score=float(r.relevance[i]), position=i, source="quoted")
+    out["setting"] = Cell(column="setting", paper_id=pid) if i is None else _quoted(r, "setting", i)
     return {c: out[c] for c in ("problem", "approach", "finding", "setting")}
+
+
+def _quoted(r: Reading, column: str, i: int) -> Cell:
+    """Sentence i in the column: shown whole, or as its main clause when only its opening leans."""
+    s = r.sentences[i]
+    shown = standing(s)
+    # the fallback says so (the UI's tooltip, --json): no sentence of the role stands alone in this abstract
+    note = "" if shown else f"no {r.roles[i]} sentence of the abstract stands alone; this one leans on the one before"
+    return Cell(column=column, paper_id=r.paper.paper_id, text=shown or s, sentence=s, role=r.roles[i],
+                score=float(r.relevance[i]), position=i, source="quoted", note=note)
 
 
 def shorten(cells: list[Cell], topics: list[str], emb) -> None:
@@ -125,15 +139,16 @@ def shorten(cells: list[Cell], topics: list[str], emb) -> None:
     todo: list[tuple[Cell, list[str], str]] = []
     for c, t in zip(cells, topics):
         if c.source == "quoted" and len(c.sentence) >= SPAN_FROM:
-            parts = [p for p in phrase_clauses(c.sentence) if len(p.split()) >= SPAN_MIN_WORDS]
-            if parts and parts != [c.sentence.strip(" ,;")]:
+            # clauses of what the cell shows (a leaning opening already cut), none that leans itself
+            parts = [p for p in phrase_clauses(c.text) if len(p.split()) >= SPAN_MIN_WORDS and not leans(p)]
+            if parts and parts != [c.text.strip(" ,;")]:
                 todo.append((c, parts, t))
     if not todo:
         return
     by_topic: dict[str, list[int]] = {}
     flat: list[str] = []
     for c, parts, t in todo:
-        for p in [c.sentence] + parts:
+        for p in [c.text] + parts:
             by_topic.setdefault(t, []).append(len(flat))
             flat.append(p)
     scores = np.zeros(len(flat), dtype=np.float32)

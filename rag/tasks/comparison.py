@@ -19,7 +19,8 @@ class Cell(BaseModel):
     its relevance to the topic and its index among the abstract's sentences), or `not stated`.
 
     `source` says where the text comes from: `quoted` (the sentence, or its clause most relevant to the
-    topic, verbatim), `model` (an LLM's phrase that passed the check against `sentence`), `fallback` (the
+    topic, verbatim; its main clause, first letter raised, when only its opening clause leans on the sentence
+    before: rag.standalone), `model` (an LLM's phrase that passed the check against `sentence`), `fallback` (the
     model's phrase failed the check, so the quoted sentence is shown: `note` says why) or `none`."""
 
     column: Column
