@@ -78,7 +78,9 @@ def leans(s: str) -> bool:
 # ("To address these challenges,"), not a clause with its own subject ("It also unveils riches for ML,
 # chief among which ..."), and what follows it must be a main clause, not a relative one.
 _OPENING = re.compile(r"^([^,;:()\[\]]{2,80}),\s+(?=\S)")
-_SUBJECT = re.compile(r"^(?:it|they|this|these|those|such|both|its|their|that|he|she)\b", re.IGNORECASE)
+_SUBJECT = re.compile(r"^(?:it|they|this|these|those|such|both|its|their|that|he|she)\b"
+                      # ... but "This being true, X ..." / "That said, X ..." are phrases: the cut is X
+                      r"(?! (?:being|having|said|done|established|granted|noted|in mind)\b)", re.IGNORECASE)
 _DANGLING = re.compile(r"^(?:(?:\S+\s+){0,2}(?:which|whom|whose)\b|(?:where|whereas|including|such as|leading|"
                        r"resulting|yielding|and|but|or|nor)\b)", re.IGNORECASE)
 

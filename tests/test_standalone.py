@@ -114,3 +114,6 @@ def test_an_opening_with_its_own_subject_is_not_cut_to_a_fragment():
     assert standing(s) is None
     assert standing("These models, however, fail to bind colours to objects in scenes with several of them.") is None
     assert standing("Moreover, which of the two wins depends on the batch size and on the learning rate.") is None
+    # an absolute phrase is an opening, not a clause: its main clause is quoted
+    assert standing("This being true, the inverse of the correlation might indicate the quality of care.") == \
+        "The inverse of the correlation might indicate the quality of care."
