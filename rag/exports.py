@@ -153,8 +153,9 @@ def evidence_markdown(claim: str, items: list, filters=None) -> str:
     """cite(): the claim and filters, each abstract that bears on the claim, with its stance and sentence."""
     exp = _headline(f"# Evidence for: {claim}", filters)
     for i, it in enumerate(items, 1):
+        grade = f"  ({it.grade} {it.grade_score:.2f})" if getattr(it, "grade", None) else ""
         exp.append(f"{ref_line(evidence_number(i, it), it.paper)} — {getattr(it, 'stance', 'related')}")
-        exp.append(f"    > {getattr(it, 'sentence', '')}")
+        exp.append(f"    > {getattr(it, 'sentence', '')}{grade}")
     exp.append("")
     return "\n".join(exp)
 
@@ -162,4 +163,6 @@ def evidence_markdown(claim: str, items: list, filters=None) -> str:
 def evidence_citations(items: list) -> list[Citation]:
     """cite()'s evidence as citations, for BibTeX."""
     return [Citation(n=evidence_number(i, it), paper=it.paper, evidence=getattr(it, "sentence", ""),
-                     supported=bool(getattr(it, "supported", False))) for i, it in enumerate(items, 1)]
+                     supported=bool(getattr(it, "supported", False)), grade=getattr(it, "grade", None),
+                     grade_score=float(getattr(it, "grade_score", 0.0) or 0.0), quoted=bool(getattr(it, "quoted", False)))
+            for i, it in enumerate(items, 1)]

@@ -101,6 +101,9 @@ def test_chat_in_a_browser(browser, app_url, tmp_path):
     page.click("#pc-send")
     page.wait_for_selector("#pc-sources #pc-2-1 .pc-badge")
     assert MHC in page.inner_text("#pc-sources #pc-2-1")
+    # first how well its sentence bears on the claim (graded as answers are), then the stance
+    badges = [b.strip() for b in page.locator("#pc-sources #pc-2-1 .pc-badge").all_inner_texts()]
+    assert re.fullmatch(r"(answers|related|weak) \d\.\d\d", badges[0]) and badges[1] == "stance: related", badges
     assert page.locator("#pc-sources details.pc-earlier").count() == 1  # the first answer, folded away
     assert page.locator("#pc-chat a.pc-cite[href='#pc-2-1']").count() >= 1
 

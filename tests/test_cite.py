@@ -7,6 +7,7 @@ the LLM stance path uses a fake chat model that answers from the prompt it is gi
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from langchain_core.language_models import BaseChatModel
@@ -59,6 +60,26 @@ def test_evidence_shows_the_sentence_that_states_the_claim(seeds_library):
                settings=seeds_library.settings)
     assert res.evidence[0].paper.paper_id == seed(seeds_library, "000:8").paper_id
     assert "binding" in res.evidence[0].sentence.lower() or "which concepts" in res.evidence[0].sentence
+
+
+def test_evidence_is_graded_for_the_claim_and_its_card_shows_the_grade(seeds_library):
+    from ui.render import render_evidence
+
+    res = cite(REWORDED[0][0], seeds_library, settings=seeds_library.settings)
+    first = res.evidence[0]
+    # the sentence that states the claim bears on it directly, and is the abstract's own
+    assert first.paper.paper_id == seed(seeds_library, "001:9").paper_id
+    assert first.grade == "answers" and first.grade_score >= 0.6 and first.quoted
+    js = res.as_json()["evidence"][0]
+    assert js["grade"] == "answers" and js["quoted"] is True and js["grade_score"] == round(first.grade_score, 4)
+    assert js["supported"] is True and js["stance"] == "related"  # the older fields keep their meaning
+    card = render_evidence(res, res.claim, 1).panel.split('id="pc-1-1"')[1].split("</article>")[0]
+    badges = re.findall(r'class="pc-badge ([\w-]+)">([^<]*)<', card)
+    assert badges == [("pc-ok", f"answers {first.grade_score:.2f}"), ("pc-related", "stance: related")], badges
+    assert "bears directly on the claim" in card and "quoted verbatim" in card and "✓ supported" not in card
+    # a claim the library does not hold: none of the nearest papers' sentences answers it
+    off = cite("The Eiffel Tower is the tallest building in Paris.", seeds_library, settings=seeds_library.settings)
+    assert off.nearest and all(e.grade != "answers" for e in off.nearest)
 
 
 @pytest.mark.parametrize("claim", ["The Eiffel Tower is the tallest building in Paris.",

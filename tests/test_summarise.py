@@ -96,6 +96,26 @@ def test_each_paper_appears_in_one_theme(seeds_library):
     assert len(res.citations) <= 15
 
 
+def test_summary_citations_are_graded_for_the_topic_and_the_cards_show_it(seeds_library, diffusion):
+    from ui.render import render_summary
+
+    disjoint = seed(seeds_library, "001:9").paper_id  # "Diffusion models trained on ... disjoint subsets"
+    every = diffusion.citations + [c for t in diffusion.themes for c in t.citations]
+    assert all(c.grade in ("answers", "related", "weak") for c in every)
+    assert all(c.quoted for c in every)  # extractive: the abstracts' own sentences
+    by_id = {c.paper.paper_id: c for c in diffusion.citations}
+    assert by_id[disjoint].grade == "answers" and by_id[disjoint].role
+    js = diffusion.as_json()["citations"]
+    assert all({"grade", "grade_score", "quoted", "role", "supported"} <= set(c) for c in js)
+    panel = render_summary(diffusion, diffusion.topic, 1).panel
+    assert "✓ supported" not in panel
+    for c in diffusion.citations:
+        card = panel.split(f'id="pc-1-{c.n}"')[1].split("</article>")[0]
+        assert f'>{c.grade} {c.grade_score:.2f}<' in card and "quoted verbatim" in card, card[:400]
+    assert "the quoted sentence is squarely on the topic" in panel
+    assert f"[{by_id[disjoint].n}]" in diffusion.render_text() and "[answers " in diffusion.render_text()
+
+
 def test_area_the_library_does_not_hold_abstains(seeds_library):
     res = summarise("protein folding", seeds_library, settings=seeds_library.settings)
     assert res.abstained and not res.citations and not res.themes
@@ -401,6 +421,8 @@ def test_llm_summary_drops_citations_that_resolve_to_nothing(seeds_library):
     want = {seed(seeds_library, "001:9").paper_id, seed(seeds_library, "004:19").paper_id}
     assert cited_ids(res) <= {h for h in want | {seed(seeds_library, "004:17").paper_id}}
     assert len(cited_ids(res)) == 2
+    # the model paraphrases: graded for the topic like any summary, but not quoted
+    assert all(c.grade and not c.quoted for c in res.citations)
 
 
 class ByPrompt(BaseChatModel):

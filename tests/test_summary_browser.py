@@ -4,6 +4,8 @@ not from its end, where the chat's autoscroll leaves a long answer."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from test_browser import app_url, browser, open_page  # noqa: F401  (the same server and browser fixtures)
@@ -31,6 +33,10 @@ def test_a_long_summary_is_shown_from_its_top(browser, app_url):  # noqa: F811
     page.fill("#pc-input textarea", "optimization")
     page.click("#pc-send")
     page.wait_for_selector("#pc-sources .pc-card mark")  # the summary is complete: its cards are in the panel
+    # each source card's badge is the grade of what the summary quotes from it for the topic, not "supported"
+    badges = [b.strip() for b in page.locator("#pc-sources .pc-turn").first.locator(".pc-card .pc-badge").all_inner_texts()]
+    assert badges and all(re.fullmatch(r"(answers|related|weak) \d\.\d\d", b) for b in badges
+                          if "not summarised" not in b), badges
     # once the chat has settled (the chatbot's own autoscroll runs after the last update, and the app sets the
     # top again for 1.5 s), the summary's top is at the top of the chat, not its end
     page.wait_for_function(f"(() => {{ const g = ({_GEOMETRY})(); return g && g.rowHeight > g.logHeight; }})()")

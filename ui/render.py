@@ -157,10 +157,10 @@ def _meta_line(paper) -> str:
 
 
 def card(turn: int, n: int | None, paper, evidence: str | list[str] = "", badge: str = "", badge_class: str = "",
-         extra: str = "") -> str:
+         extra: str = "", more_badges: list[tuple[str, str]] = ()) -> str:
     title = getattr(paper, "title", "") or "(untitled)"
     num = f'<span class="pc-n">{n}</span>' if n is not None else ""
-    badge_html = f'<span class="pc-badge {badge_class}">{h(badge)}</span>' if badge else ""
+    badge_html = "".join(f'<span class="pc-badge {c}">{h(b)}</span>' for b, c in [(badge, badge_class), *more_badges] if b)
     ident = f' id="{card_id(turn, n)}"' if n is not None else ""
     pid = getattr(paper, "paper_id", "") or ""
     return (f'<article class="pc-card"{ident} data-paper="{h(pid)}">'
@@ -245,23 +245,40 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
 
 
 GRADE_CLASS = {"answers": "pc-ok", "related": "pc-related", "weak": "pc-bad"}
-GRADE_TITLE = {"answers": "this sentence answers the question", "related": "on the question's topic, a partial answer",
-               "weak": "this source hardly answers the question"}
+# What a grade says, by what the citation was graded against (rag.citation_grades): an answer's question,
+# a summary's topic, an evidence list's claim.
+GRADE_TITLES = {
+    "question": {"answers": "this sentence answers the question", "related": "on the question's topic, a partial answer",
+                 "weak": "this source hardly answers the question"},
+    "topic": {"answers": "the quoted sentence is squarely on the topic", "related": "the quoted sentence touches the topic",
+              "weak": "the quoted sentence hardly bears on the topic"},
+    "claim": {"answers": "the evidence sentence bears directly on the claim",
+              "related": "the evidence sentence is on the claim's subject, a partial match",
+              "weak": "the evidence sentence hardly bears on the claim"},
+}
+GRADE_TITLE = GRADE_TITLES["question"]
+_CITING = {"question": "the answer's sentence", "topic": "the summary's sentence", "claim": "the claim"}
 
 
-def citation_badge(c) -> tuple[str, str, str]:
-    """(badge text, badge class, extra HTML) for an answer's citation: its grade (how well the evidence answers
-    the question) with the score, and '✗ not supported' beside it when the answer's sentence does not rest on
-    the evidence."""
+def grade_note(c, about: str = "question") -> str:
+    """The line under a card's head: what the grade means with its score, the evidence's role, quoted or not."""
+    bits = [f"{GRADE_TITLES[about][c.grade]} (score {c.grade_score:.2f})"]
+    role = getattr(c, "role", "") or next(iter(getattr(c, "roles", None) or []), "")
+    if role:
+        bits.append(f"the sentence is the abstract's {role}")
+    bits.append("quoted verbatim" if getattr(c, "quoted", False) else
+                "paraphrased; the evidence backs it" if c.supported else f"the evidence does not back {_CITING[about]}")
+    return " · ".join(bits)
+
+
+def citation_badge(c, about: str = "question") -> tuple[str, str, str]:
+    """(badge text, badge class, extra HTML) for a citation: its grade (how well the evidence answers the
+    question, bears on the summary's topic or on the claim: `about`) with the score, and '✗ not supported'
+    beside it when the sentence citing it does not rest on the evidence."""
     grade = getattr(c, "grade", None)
     if grade is None:  # a citation graded by nothing (older callers): say only what the check found
         return ("✓ supported", "pc-ok", "") if c.supported else ("✗ not supported", "pc-bad", "")
-    bits = [f"{GRADE_TITLE[grade]} (score {c.grade_score:.2f})"]
-    if getattr(c, "role", ""):
-        bits.append(f"the sentence is the abstract's {c.role}")
-    bits.append("quoted verbatim" if getattr(c, "quoted", False) else
-                "paraphrased; the evidence backs it" if c.supported else "the evidence does not back the answer's sentence")
-    extra = f'<div class="pc-score">{h(" · ".join(bits))}</div>'
+    extra = f'<div class="pc-score">{h(grade_note(c, about))}</div>'
     if not c.supported:
         return f"{grade} {c.grade_score:.2f} · ✗ not supported", "pc-bad", extra
     return f"{grade} {c.grade_score:.2f}", GRADE_CLASS[grade], extra
@@ -314,9 +331,9 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
             items.append(f"<li><span>{h(getattr(t, 'title', ''))}</span> {refs}</li>")
         toc = f'<div class="pc-themes"><div class="pc-label">Themes</div><ol>{"".join(items)}</ol></div>'
     # every sentence the summary quotes from a paper is marked in its card, not only the best one
+    # its badge: the grade of what it quotes for the topic, as an answer's is for the question
     cards = "".join(card(turn, c.n, c.paper, [c.evidence, *(getattr(c, "more_evidence", None) or [])],
-                         ("✓ supported" if c.supported else "✗ not supported"), "pc-ok" if c.supported else "pc-bad")
-                    for c in citations)
+                         *citation_badge(c, "topic")) for c in citations)
     related = list(getattr(res, "related", []) or [])
     if related:
         cards += ('<div class="pc-label">Related, not summarised</div>'
@@ -366,10 +383,16 @@ def render_evidence(res, claim: str, turn: int, filters=None) -> Rendered:
     for i, it in enumerate(items, 1):
         stance = getattr(it, "stance", "related")
         score = getattr(it, "score", None)
-        extra = f'<div class="pc-score">evidence score {float(score):.2f}</div>' if isinstance(score, (int, float)) else ""
+        note = [f"evidence score {float(score):.2f}"] if isinstance(score, (int, float)) else []
         sentences = list(getattr(it, "sentences", None) or []) or [getattr(it, "sentence", "")]
-        cards.append(card(turn, number(i, it), it.paper, sentences, STANCE_LABEL.get(stance, stance),
-                          _STANCE_CLASS.get(stance, "pc-related"), extra))
+        stance_badge = (f"stance: {STANCE_LABEL.get(stance, stance)}", _STANCE_CLASS.get(stance, "pc-related"))
+        if getattr(it, "grade", None):  # first the grade (how well the sentence bears on the claim), then the stance
+            text, cls, _ = citation_badge(it, "claim")
+            badges, note = [(text, cls), stance_badge], [grade_note(it, "claim"), *note]
+        else:
+            badges = [stance_badge]
+        extra = f'<div class="pc-score">{h(" · ".join(note))}</div>' if note else ""
+        cards.append(card(turn, number(i, it), it.paper, sentences, *badges[0], extra, more_badges=badges[1:]))
     pnl = panel(f"Evidence · {len(items)} abstract{'s' if len(items) != 1 else ''}", "".join(cards))
     return Rendered(chat, pnl, exports.evidence_markdown(claim, items, filters), exports.evidence_citations(items),
                     _json(res), "evidence", claim)

@@ -13,12 +13,12 @@ import re
 from collections.abc import Callable, Sequence
 
 from ..citations import check, quote, strip_marks
-from ..extractive import ROLE_BONUS, Quote, candidates, pick, render, sentences_of
-from ..grades import graded, relevance
+from ..citation_grades import grade_citations as grade_all
+from ..extractive import Quote, candidates, pick, render, sentences_of
 from ..library import Library
 from ..prompts import load_prompt
 from ..questions import kind, preferred_roles, refers_back
-from ..records import Answer, Citation, Hit, normalise_text
+from ..records import Answer, Citation, Hit
 from ..retrieval import Filters, search
 from ..roles import roles_of
 from ..settings import Settings, get_settings
@@ -211,28 +211,13 @@ def _answer(question: str, found: _Answerable, library: Library, settings: Setti
 
 def grade_citations(question: str, citations: list[Citation], sentences: list[tuple[str, list[int]]],
                     found: _Answerable, embedder, settings: Settings) -> None:
-    """Each citation's grade (how well its best evidence sentence answers the question: relevance, plus the
-    role bonus when its role fits the question's kind), whether the answer quotes the abstract verbatim, and
-    the evidence sentence's role."""
+    """Each citation's grade against the question, whether the answer quotes the abstract verbatim, and the
+    evidence sentence's role (rag.citation_grades: summaries and evidence lists are graded alike)."""
     role_of = {}
     for h, rs in zip(found.hits, found.roles):
         for s, r in zip(sentences_of(h.paper), rs):
             role_of[(h.paper.paper_id, s)] = r
-    wanted = preferred_roles(question)
-    for c in citations:
-        ev = [e for e in [c.evidence, *c.more_evidence] if e]
-        rel = [float(x) for x in relevance(question, ev, embedder)] if ev else []
-        ranks = [s + (ROLE_BONUS if role_of.get((c.paper.paper_id, e)) in wanted else 0.0) for s, e in zip(rel, ev)]
-        best = max(range(len(ev)), key=lambda i: ranks[i]) if ev else None
-        g = graded(ranks[best] if best is not None else 0.0, settings.ask.floor, settings.ask.answers_at)
-        # Below the floor on its own, a sentence does not answer, whatever its role.
-        c.grade = "weak" if best is None or rel[best] < settings.ask.floor else g.grade
-        c.grade_score = g.score
-        c.role = role_of.get((c.paper.paper_id, c.evidence), "")
-        texts = (normalise_text(c.paper.abstract), normalise_text(quote(c.paper.abstract)))  # quote(): marks dropped
-        citing = [normalise_text(s).rstrip(".!? ") for s, nums in sentences if c.n in nums]
-        # A main clause quoted without its leaning opening (rag.standalone) starts with a raised letter.
-        c.quoted = bool(citing) and all(any(s in t or s[:1].lower() + s[1:] in t for t in texts) for s in citing)
+    grade_all(question, citations, role_of, embedder, settings.ask.floor, settings.ask.answers_at, sentences)
 
 
 def _llm_draft(question: str, sources: str, settings: Settings, model, on_token) -> str:

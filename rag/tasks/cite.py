@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import re
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
+from ..citation_grades import grade_scores, is_quoted
 from ..citations import check, strip_marks
 from ..extractive import rank_sentences, sentences_of
 from ..library import Library
 from ..prompts import load_prompt
+from ..questions import preferred_roles
 from ..records import Hit, Paper
 from ..retrieval import Filters, check_k, search
 from ..roles import roles_of
@@ -68,6 +72,10 @@ class Evidence(BaseModel):
     evidence_score: float = 0.0  # absolute: what the found threshold is applied to
     stance: str = "related"
     supported: bool = False  # the citation check's verdict for the evidence sentence
+    # How well the evidence bears on the claim, graded as answers' citations are (rag.citation_grades).
+    grade: Literal["answers", "related", "weak"] | None = None
+    grade_score: float = 0.0
+    quoted: bool = False  # every evidence sentence is verbatim in the abstract
     sentence_score: float = 0.0
     retrieval_score: float = 0.0
 
@@ -79,6 +87,7 @@ class Evidence(BaseModel):
             "sentence": self.sentence, "sentences": self.sentences, "roles": self.roles,
             "score": round(self.score, 6),
             "evidence_score": round(self.evidence_score, 6), "stance": self.stance, "supported": self.supported,
+            "grade": self.grade, "grade_score": round(self.grade_score, 4), "quoted": self.quoted,
         }
 
 
@@ -115,7 +124,8 @@ class CiteResult(BaseModel):
                     lines.append(f"      “{e.sentence}”")
             return "\n".join(lines)
         for e in self.evidence:
-            lines.append(f"[{e.n}] {e.stance.upper():11} {e.score:.2f}  {_ref(e.paper)}")
+            grade = f"  [{e.grade} {e.grade_score:.2f}]" if e.grade else ""
+            lines.append(f"[{e.n}] {e.stance.upper():11} {e.score:.2f}  {_ref(e.paper)}{grade}")
             for s in e.sentences or [e.sentence]:
                 lines.append(f"      “{s}”")
         if self.mode == "extractive":
@@ -136,7 +146,8 @@ def clean_claim(claim: str) -> str:
 
 
 def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | None = None,
-                  candidates: int = CANDIDATES, rank_fused: float = RANK_FUSED) -> list[Evidence]:
+                  candidates: int = CANDIDATES, rank_fused: float = RANK_FUSED,
+                  settings: Settings | None = None) -> list[Evidence]:
     """Every candidate paper scored for the claim, best first, at most k (no threshold, no stance)."""
 
     text = clean_claim(claim)
@@ -161,6 +172,9 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
                  zip(scored, roles_of([h.paper for _, h, _ in scored], emb))]
     out: list[Evidence] = []
     w = EVIDENCE_SENTENCE_WEIGHT
+    wanted = preferred_roles(text)  # a claim reads as a topic: objective, method or result sentences bear on it
+    a = (settings or get_settings()).ask
+    floor, answers_at = a.floor, a.answers_at
     for i, ((score, h, r), role_of) in enumerate(zip(scored, role_maps), 1):
         c = by_paper.get(h.paper.paper_id)
         if c is None or not c.evidence:
@@ -172,9 +186,12 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
                       key=lambda t: -t[0])
         top = lean[0][0] if lean else 0.0
         sentences = [x for sim, x in lean[:2] if sim >= top - SECOND_SENTENCE_GAP] or [c.evidence]
-        out.append(Evidence(n=i, paper=h.paper, sentence=sentences[0], sentences=sentences,
-                            roles=[role_of.get(x, "") for x in sentences], score=score,
+        roles = [role_of.get(x, "") for x in sentences]
+        sims = dict((x, sim) for sim, x in r)  # graded as answers are (relevance + role bonus), not by the lean
+        g, _ = grade_scores([sims.get(x, 0.0) for x in sentences], roles, wanted, floor, answers_at)
+        out.append(Evidence(n=i, paper=h.paper, sentence=sentences[0], sentences=sentences, roles=roles, score=score,
                             evidence_score=w * best + (1 - w) * h.dense, supported=c.supported,
+                            grade=g.grade, grade_score=g.score, quoted=is_quoted(h.paper.abstract, sentences),
                             sentence_score=best, retrieval_score=h.score))
     return out
 
@@ -203,7 +220,7 @@ def cite(claim: str, library: Library, settings: Settings | None = None, filters
     check_k(k)
     if not clean_claim(claim):
         return CiteResult(claim=claim, found=False, mode=mode, message=NOT_FOUND_TEXT)
-    ranked = rank_evidence(claim, library, k, filters)
+    ranked = rank_evidence(claim, library, k, filters, settings=settings)
     passing = [e for e in ranked if e.evidence_score >= threshold][:k]
     if not passing:
         return CiteResult(claim=claim, found=False, nearest=ranked[:k], mode=mode,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..citation_grades import grade_citations
 from ..library import Library
 from ..records import Hit
 from ..retrieval import Filters, search
@@ -69,7 +70,17 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     else:
         res = write_extractive(topic, themes, emb, on_token)
     res.related = near
+    grade_summary(topic, res, readings, emb, settings)
     return res
+
+
+def grade_summary(topic: str, res: Summary, readings: list, emb, settings: Settings) -> None:
+    """Grade every citation (the reference list's and each theme's) against the topic, as answers grade
+    theirs against the question (rag.citation_grades): how well the sentences quoted from a paper bear on
+    what was asked to be summarised."""
+    role_of = {(r.paper.paper_id, s): role for r in readings for s, role in zip(r.sentences, r.roles)}
+    for cs in [res.citations] + [t.citations for t in res.themes]:
+        grade_citations(topic, cs, role_of, emb, settings.ask.floor, settings.ask.answers_at)
 
 
 def group_into_themes(topic: str, readings: list, hits: list[Hit], emb, max_papers: int = MAX_PAPERS,

@@ -58,6 +58,8 @@ class Summary(BaseModel):
             out += ["", "References"]
             for c in self.citations:
                 mark = "" if c.supported else "  (not supported by the abstract)"
+                if c.grade:  # how well what it quotes bears on the topic (rag.citation_grades)
+                    mark = f"  [{c.grade} {c.grade_score:.2f}{', ' + c.role if c.role else ''}]" + mark
                 out.append(f"[{c.n}] {_ref_line(c.paper)}{mark}")
         if self.related:
             out += ["", "Related, not summarised (near the topic, but their own contribution is not about it)"]

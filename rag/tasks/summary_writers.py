@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from ..citation_grades import is_quoted
 from ..citations import CheckedAnswer, check, quote, strip_marks
 from ..embcache import CachedEmbedder
 from ..prompts import load_prompt
@@ -30,6 +31,8 @@ class _Part:
     def __init__(self, checked: CheckedAnswer):
         self.checked = checked
         self.local = {c.n: c for c in checked.citations}
+        for c in checked.citations:  # verbatim: every sentence of this part citing it is the abstract's own
+            c.quoted = is_quoted(c.paper.abstract, [s for s, nums in checked.sentences if c.n in nums])
 
 
 def _assemble(overview: _Part | None, themes: list[tuple[ThemeDraft, _Part]]) -> tuple[str, list[Theme], list[Citation]]:
@@ -38,6 +41,7 @@ def _assemble(overview: _Part | None, themes: list[tuple[ThemeDraft, _Part]]) ->
     number: dict[str, int] = {}
     best: dict[str, Citation] = {}
     quoted: dict[str, list[str]] = {}  # every sentence of a paper the summary rests on, across its parts
+    verbatim: dict[str, bool] = {}  # every part quotes the paper verbatim
     for part in parts:
         for n in sorted(part.local):
             c = part.local[n]
@@ -47,6 +51,7 @@ def _assemble(overview: _Part | None, themes: list[tuple[ThemeDraft, _Part]]) ->
             if pid not in best or c.score > best[pid].score:
                 best[pid] = c
             quoted.setdefault(pid, []).extend(([c.evidence] if c.supported else []) + c.more_evidence)
+            verbatim[pid] = verbatim.get(pid, True) and c.quoted
 
     def rewrite(part: _Part) -> str:
         return _MARKS.sub(lambda m: f"[{number[part.local[int(m.group(1))].paper.paper_id]}]"
@@ -57,7 +62,7 @@ def _assemble(overview: _Part | None, themes: list[tuple[ThemeDraft, _Part]]) ->
         return sorted(cs, key=lambda c: c.n)
 
     out_themes = [Theme(title=t.title, text=rewrite(p), citations=renum(p), terms=t.terms) for t, p in themes]
-    refs = sorted((c.model_copy(update={"n": number[pid], "more_evidence": [
+    refs = sorted((c.model_copy(update={"n": number[pid], "quoted": verbatim[pid], "more_evidence": [
         e for e in dict.fromkeys(quoted.get(pid, [])) if e and e != c.evidence]}) for pid, c in best.items()),
         key=lambda c: c.n)
     return (rewrite(overview) if overview else ""), out_themes, refs
