@@ -349,7 +349,9 @@ def test_real_small_model_cells_are_checked_or_fall_back(seeds_library, llama_se
             if cell.source == "model":
                 assert cell.grade == "answers" and cell.sentence in row.paper.abstract
             elif cell.stated:
-                assert cell.text in cell.sentence  # the quote, verbatim
+                # the quote, verbatim, or its main clause when only the opening leans ("As a corollary, in
+                # the affine Brenier regime …" shows as "In the affine Brenier regime …")
+                assert cell.text in cell.sentence or cell.text[:1].lower() + cell.text[1:] in cell.sentence
 
 
 from test_llm_server import llama_server  # noqa: E402,F401  (llama.cpp serving SmolLM2 on loopback)
