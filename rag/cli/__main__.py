@@ -1,0 +1,7 @@
+"""`python -m rag.cli`: the `paperchat` command run from a checkout (the tests' subprocesses use it)."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,42 @@
+"""What every command shares: the settings and library the options name, the filters, JSON out, reference files."""
+
+from __future__ import annotations
+
+import json
+
+
+def settings_of(args):
+    from ..settings import Settings
+
+    s = Settings()
+    if args.library:
+        s = s.model_copy(update={"library": args.library})
+    return s
+
+
+def library_of(args):
+    from ..library import Library
+
+    return Library(settings_of(args))
+
+
+def filters_of(args):
+    from ..retrieval import Filters
+
+    papers = [p.strip() for p in args.papers.split(",") if p.strip()] if args.papers is not None else None
+    return Filters(venue=args.venue, year_from=args.year_from, year_to=args.year_to, author=args.author or None,
+                   collection=args.collection or None, papers=papers)
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def write_references(args, citations) -> None:
+    """--bibtex / --ris: the result's references as a reference manager imports them (rag.bibliography)."""
+    from ..bibliography import to_bibtex, to_ris
+
+    if args.bibtex:
+        args.bibtex.write_text(to_bibtex(citations) if citations else "% no references\n", encoding="utf-8")
+    if args.ris:
+        args.ris.write_text(to_ris(citations), encoding="utf-8")
