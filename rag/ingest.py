@@ -1,4 +1,4 @@
-"""Writing a library: ingest in batches (add, replace, keep, remove), re-cut the chunks; in an order a crash cannot harm.
+"""Writing a library: ingest in batches (add, replace, keep, remove), in an order a crash cannot harm.
 
 Write order makes a crash harmless: a paper's chunks are written before its catalogue record, and a
 paper only exists once its record does; chunks without a record are ignored by readers and swept by
@@ -19,13 +19,14 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .catalogue import Catalogue, paper_from_meta, paper_meta
+from .catalogue import Catalogue, paper_meta
 from .chunking import chunk_paper
-from .collections import DIRTY, PAGE, REBUILD, Collections, in_pages, paged
+from .collections import DIRTY, PAGE, Collections, in_pages, paged
 from .embcache import CachedEmbedder, EmbeddingCache, embed_with_cache
 from .embedders.endpoint import EndpointFailed
 from .errors import LibraryError
 from .overlap import OneAhead, Plan
+from .recut import rebuild_chunks
 from .records import Chunk, Paper, Rejection
 from .roles import model_id, role_sentences, roles_current, roles_to_store
 from .settings import Settings
@@ -332,37 +333,8 @@ class Ingestor:
             self.cols.chunks.delete(ids=part)
 
     def recut(self) -> int:
-        """Rebuild the chunk collection from the paper records (which hold the abstracts): chunks and
-        vectors are derived data, and the embedding cache makes re-embedding cheap. After chunk settings
-        changed, and after a store repair (rag.store), so that chunks and records agree whatever a crash
-        left. Call with the write lock held. Returns the number of papers re-indexed."""
-        cols = self.cols
-        log.warning("library %r: rebuilding the chunk vector index from the %d paper records",
-                    cols.name, cols.papers.count())
-        self.catalogue.set_generation(f"{REBUILD}{uuid.uuid4().hex}")
-        cols.new_chunks()
-        done = 0
-        for got in paged(cols.papers, ["documents", "metadatas"]):
-            papers = [paper_from_meta(pid, m or {}, doc or "") for pid, doc, m in
-                      zip(got["ids"], got["documents"], got["metadatas"])]
-            metas = {pid: dict(m or {}) for pid, m in zip(got["ids"], got["metadatas"])}
-            for s in range(0, len(papers), BATCH):
-                part = papers[s : s + BATCH]
-                chunks = self._chunk(part)
-                vecs = embed_with_cache(self.embedder, [c.text for c in chunks], self.cache)
-                cols.chunks.upsert(ids=[c.chunk_id for c in chunks], embeddings=vecs,
-                                   documents=[c.text for c in chunks],
-                                   metadatas=[{"paper_id": c.paper_id, "n": c.n, "venue": metas[c.paper_id].get("venue", ""),
-                                               "year": metas[c.paper_id].get("year") or 0} for c in chunks])
-                n_of: dict[str, int] = {}
-                for c in chunks:
-                    n_of[c.paper_id] = n_of.get(c.paper_id, 0) + 1
-                moved = [p.paper_id for p in part if int(metas[p.paper_id].get("n_chunks", 0)) != n_of.get(p.paper_id, 0)]
-                if moved:  # chunking settings changed since: the records follow
-                    cols.papers.update(ids=moved, metadatas=[{**metas[i], "n_chunks": n_of.get(i, 0)} for i in moved])
-                done += len(part)
-        cols.chunking = chunking_of(self.settings)
-        self.catalogue.set_generation(uuid.uuid4().hex)
-        self.catalogue.generation = None
-        self.catalogue.refresh()
-        return done
+        """Rebuild the chunk collection from the paper records (rag.recut): after chunk settings changed,
+        and after a store repair. Call with the write lock held. Returns the number of papers re-indexed."""
+        return rebuild_chunks(self.cols, self.catalogue, self._chunk,
+                              lambda texts: embed_with_cache(self.embedder, texts, self.cache), chunking_of(self.settings),
+                              BATCH)

@@ -3,7 +3,8 @@
     rag.collections   the two Chroma collections (paper records, chunk vectors) and the generation stamp
     rag.catalogue     the catalogue and BM25 index, cached per generation; paper reads; facets
     rag.chunks        dense reads: nearest chunks, chunk texts
-    rag.ingest        writing: batches, deletes, re-cuts, in an order a crash cannot harm
+    rag.ingest        writing: batches, deletes, in an order a crash cannot harm
+    rag.recut         the chunk collection rebuilt from the paper records (chunk settings changed, store repaired)
     rag.removal       removing papers or whole sources, in the same crash-safe order
     rag.retitle       derived titles re-derived when their rules changed (metadata only)
     rag.locks         one writer per library
