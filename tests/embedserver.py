@@ -9,11 +9,11 @@ import random
 import threading
 import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import numpy as np
 
-from procs import free_port
+from procs import JSONHandler, free_port
 
 
 def text_vector(text: str, dim: int = 8) -> list[float]:
@@ -44,18 +44,7 @@ def serve(upstream: str | None = None, dim: int = 8):
     Returns (base URL ending in /v1, Behaviour, stop function)."""
     b = Behaviour()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def _send(self, status: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JSONHandler):
         def do_POST(self):
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             texts = req["input"] if isinstance(req["input"], list) else [req["input"]]

@@ -1,7 +1,8 @@
-"""Small helpers for tests and benches that start servers: a free loopback port, a clean stop."""
+"""Small helpers for tests and benches that start servers: a free loopback port, a clean stop, a JSON handler."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -9,6 +10,22 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing (quiet test output) and answers JSON with `_send`."""
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 def free_port() -> int:

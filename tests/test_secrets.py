@@ -15,10 +15,10 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from procs import free_port
+from procs import JSONHandler, free_port
 import pytest
 
 from conftest import SEEDS
@@ -38,19 +38,8 @@ def leaks(text: str) -> bool:
 
 # -- a loopback OpenAI-protocol server that misbehaves on request ------------------------------------------
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     seen_keys: list[str] = []
-
-    def log_message(self, *args):  # keep the test output quiet
-        pass
-
-    def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self):
         self._send(404, {"error": {"message": "no such route"}})

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..records import Paper, Rejection
 from ._io import MAX_RECORD_BYTES, ReadProblem, iter_chunks
-from .common import abstract_too_long, clean_text, make_paper_id, named_id, parse_year
+from .common import clean_text, make_paper_id, parse_year, refused_whole
 from .titles import derive_title
 
 _DELIMS = re.compile(r"[{}()]")
@@ -329,15 +329,11 @@ def _to_paper(key: str, entry: dict[str, str], fields: Mapping[str, str], source
     eprint = clean_text(entry.get("eprint", ""))
     is_arxiv = "arxiv" in (entry.get("archiveprefix", "") + entry.get("eprinttype", "")).lower()
     ids = {"doi": get("doi", "doi"), "own_id": f"arXiv:{eprint}" if eprint and is_arxiv else "", "url": url}
-    # Read whole, refused for what it holds: a re-ingest keeps only the paper it names (rag.ingest).
     raw = get("abstract", "abstract")
     abstract = detex(raw) if raw.strip() else ""
-    if not abstract:
-        reason = f"{label} has an empty abstract" if raw.strip() or "abstract" in entry else f"{label} has no abstract"
-        return Rejection(source=source, where=where, reason=reason, read=True, paper_id=named_id(**ids))
-    if too_long := abstract_too_long(abstract):
-        return Rejection(source=source, where=where, reason=f"{label}: {too_long}", read=True,
-                         paper_id=make_paper_id(abstract, **ids))
+    empty = f"{label} has an empty abstract" if raw.strip() or "abstract" in entry else f"{label} has no abstract"
+    if refused := refused_whole(abstract, source, where, empty, label=label, **ids):
+        return refused
     title = detex(get("title", "title"))
     return Paper(
         paper_id=make_paper_id(abstract, **ids),

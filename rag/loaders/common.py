@@ -1,4 +1,4 @@
-"""Field clean-up shared by the loaders: text normalisation, years, authors, identifiers."""
+"""Field clean-up shared by the loaders: text normalisation, years, authors, identifiers, records refused whole."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import html
 import re
 from typing import Any
 
-from ..records import normalise_text, text_hash
+from ..records import Rejection, normalise_text, text_hash
 from ._io import MAX_ABSTRACT_CHARS
 
 # Only real inline HTML formatting is removed: abstracts legitimately contain "<object>" or "</s>".
@@ -50,6 +50,20 @@ def abstract_too_long(abstract: str) -> str:
         return ""
     return (f"abstract too long ({len(abstract):,} characters; the limit is {MAX_ABSTRACT_CHARS:,}: "
             f"is this a whole paper?)")
+
+
+def refused_whole(abstract: str, source: str, where: str, no_abstract: str, *, label: str = "", doi: str = "",
+                  own_id: str = "", url: str = "") -> Rejection | None:
+    """A record read whole and refused for what it holds (no abstract: `no_abstract` says so in the format's
+    words; or one too long, after `label`), carrying the id it names so that a re-ingest keeps only that
+    paper (rag.records.Rejection.read); None when its abstract is fine."""
+    if not abstract:
+        return Rejection(source=source, where=where, reason=no_abstract, read=True,
+                         paper_id=named_id(doi=doi, own_id=own_id, url=url))
+    if too_long := abstract_too_long(abstract):
+        return Rejection(source=source, where=where, reason=f"{label}: {too_long}" if label else too_long, read=True,
+                         paper_id=make_paper_id(abstract, doi=doi, own_id=own_id, url=url))
+    return None
 
 
 def parse_year(value: Any) -> int | None:

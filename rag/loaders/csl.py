@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..records import Paper, Rejection
-from .common import abstract_too_long, clean_text, make_paper_id, named_id, parse_year, split_authors
+from .common import clean_text, make_paper_id, parse_year, refused_whole, split_authors
 from .titles import derive_title
 
 _DATES = ("issued", "published-print", "published-online", "created")
@@ -91,13 +91,10 @@ def to_paper(record: Mapping[str, Any], source: str, position: int) -> Paper | R
     abstract = clean_text(raw)
     url = clean_text(_first(record.get("URL") or record.get("url")))
     doi = clean_text(_first(record.get("DOI") or record.get("doi")))
-    if not abstract:
-        title = clean_text(_first(record.get("title")))[:80]
-        return Rejection(source=source, reason=f"item {title!r} has no abstract" if title else "item has no abstract",
-                         read=True, paper_id=named_id(doi=doi, url=url))
-    if too_long := abstract_too_long(abstract):
-        return Rejection(source=source, reason=too_long, read=True, paper_id=make_paper_id(abstract, doi=doi, url=url))
     title = clean_text(_first(record.get("title")))
+    named = f" {title[:80]!r}" if title else ""
+    if refused := refused_whole(abstract, source, "", f"item{named} has no abstract", doi=doi, url=url):
+        return refused
     venue = next((v for k in _VENUES if (v := clean_text(_first(record.get(k))))), "")
     return Paper(
         paper_id=make_paper_id(abstract, doi=doi, url=url),

@@ -19,7 +19,7 @@ import rispy
 
 from ..records import Paper, Rejection
 from ._io import MAX_RECORD_BYTES, iter_lines
-from .common import abstract_too_long, clean_text, make_paper_id, named_id, parse_year
+from .common import clean_text, make_paper_id, parse_year, refused_whole
 from .titles import derive_title
 
 _TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
@@ -148,14 +148,9 @@ def to_paper(entry: dict, source: str, position: int, where: str) -> Paper | Rej
     urls = [u for u in (clean_text(x) for x in _list(entry.get("urls"))) if u]
     doi = _text(entry.get("doi")) or next((u for u in urls if "doi.org/" in u.lower()), "")
     url = urls[0] if urls else ""
-    # Read whole, refused for what it holds: a re-ingest keeps only the paper it names (rag.ingest).
-    if not abstract:
-        named = f" {title[:80]!r}" if title else ""
-        return Rejection(source=source, where=where, reason=f"record{named} has no abstract (AB or N2)", read=True,
-                         paper_id=named_id(doi=doi, url=url))
-    if too_long := abstract_too_long(abstract):
-        return Rejection(source=source, where=where, reason=too_long, read=True,
-                         paper_id=make_paper_id(abstract, doi=doi, url=url))
+    named = f" {title[:80]!r}" if title else ""
+    if refused := refused_whole(abstract, source, where, f"record{named} has no abstract (AB or N2)", doi=doi, url=url):
+        return refused
     authors = [n for a in _list(entry.get("authors")) or _list(entry.get("first_authors")) if (n := _name(str(a)))]
     keywords = [k for k in (clean_text(x) for x in _list(entry.get("keywords"))) if k]
     year = next((y for k in ("year", "publication_year", "date") if (y := parse_year(_text(entry.get(k))))), None)

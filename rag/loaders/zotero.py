@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..records import Paper, Rejection
-from .common import abstract_too_long, clean_text, make_paper_id, named_id, parse_year
+from .common import clean_text, make_paper_id, parse_year, refused_whole
 from .titles import derive_title
 
 MAGIC = b"SQLite format 3\x00"
@@ -189,14 +189,9 @@ def _to_paper(item: dict, source: str, position: int) -> Paper | Rejection:
     doi = clean_text(f.get("DOI"))
     if not doi and (m := _DOI_IN_EXTRA.search(f.get("extra") or "")):
         doi = m.group(1)
-    # Read whole, refused for what it holds: a re-ingest keeps only the paper it names (rag.ingest).
-    if not abstract:
-        named = f" ({title[:80]!r})" if title else ""
-        return Rejection(source=source, where=where, reason=f"item{named} has no abstract", read=True,
-                         paper_id=named_id(doi=doi, url=url))
-    if too_long := abstract_too_long(abstract):
-        return Rejection(source=source, where=where, reason=too_long, read=True,
-                         paper_id=make_paper_id(abstract, doi=doi, url=url))
+    named = f" ({title[:80]!r})" if title else ""
+    if refused := refused_whole(abstract, source, where, f"item{named} has no abstract", doi=doi, url=url):
+        return refused
     creators = item["creators"]
     authors = [n for n, role in creators if role == "author" and n] or [n for n, _ in creators if n]
     return Paper(
