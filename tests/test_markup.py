@@ -27,6 +27,17 @@ def test_text_commands_and_emphasis_become_formatting_math_stays_whole():
     assert "<em>anisotropy</em>" in md and "\\$\\\\Omega" in md  # Markdown-escaped: the chat shows it verbatim
 
 
+def test_old_style_declarations_in_a_group_become_formatting():
+    """BibTeX-era abstracts write {\\em i.e.} and {\\bf …}: the reader sees italic "i.e.", not "\\em i.e."."""
+    text = r"exact solvers ({\em i.e.} those of {\bf Sinkhorn} and {\tt ot\_lib}) beat {\sc Lp} ones"
+    out = markup.html(text)
+    assert "<em>i.e.</em>" in out and "<strong>Sinkhorn</strong>" in out and "<code>ot_lib</code>" in out
+    assert "\\" not in out and "&#123;" not in out and " Lp ones" in out
+    assert "<em>i.e.</em>" in markup.markdown(text) and markup.plain(text).startswith("exact solvers (i.e. those")
+    # \emph and \item are commands of their own, not the declarations \em and \it
+    assert "<em>x</em>" in markup.html(r"\emph{x}") and "\\item" in markup.html(r"{\item y}").replace("&#123;", "")
+
+
 def test_a_highlight_cutting_through_formatting_keeps_tags_nested():
     abstract = r"We study \textit{sparse attention for long inputs} and show it helps. It is fast."
     out = render.highlight(abstract, r"\textit{sparse attention for long inputs} and show it helps.")

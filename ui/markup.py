@@ -1,4 +1,4 @@
-"""Abstract text as a reader should see it: LaTeX text commands (\\textit{…}, \\emph{…}, \\_ …) and Markdown
+"""Abstract text as a reader should see it: LaTeX text commands (\\textit{…}, \\emph{…}, {\\em …}, \\_ …) and Markdown
 emphasis (*word*, **word**) become formatting, math between $…$ is left whole for KaTeX in the browser
 (ui/app.js for HTML, the Chatbot's own latex_delimiters for the chat), and everything else is escaped.
 
@@ -29,6 +29,10 @@ _COMMANDS = {"textit": "em", "emph": "em", "textsl": "em", "textbf": "strong", "
              "textup": "", "underline": ""}
 # innermost first: the braces hold no braces; repeated until nothing changes (nesting)
 _COMMAND = re.compile(r"\\(" + "|".join(sorted(_COMMANDS, key=len, reverse=True)) + r")\s*\{([^{}]*)\}")
+# old-style declarations in a group, as BibTeX-era abstracts write them: {\em i.e.}, {\bf fast}, {\tt code}
+_DECLARATIONS = {"em": "em", "it": "em", "itshape": "em", "sl": "em", "bf": "strong", "bfseries": "strong",
+                 "tt": "code", "ttfamily": "code", "sc": "", "rm": "", "sf": "", "scshape": "", "normalfont": ""}
+_DECLARATION = re.compile(r"\{\\(" + "|".join(sorted(_DECLARATIONS, key=len, reverse=True)) + r")(?![A-Za-z])\s*([^{}]*)\}")
 _ESCAPED = re.compile(r"\\([_%&#{}])")
 _BOLD = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*\n]{1,300}?)(?<=\S)\*\*(?![\w*])")
 _ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]{1,300}?)(?<=[^\s*\\])\*(?![\w*])")
@@ -38,6 +42,7 @@ def _text(part: str) -> str:
     """One stretch of text outside math."""
     for _ in range(6):
         new = _COMMAND.sub(lambda m: _wrap(_COMMANDS[m.group(1)], m.group(2)), part)
+        new = _DECLARATION.sub(lambda m: _wrap(_DECLARATIONS[m.group(1)], m.group(2)), new)
         if new == part:
             break
         part = new
