@@ -58,14 +58,6 @@ def write_export_files(folder: Path, kind: str, subject: str, markdown: str, cit
     return paths
 
 
-def write_exports(folder: Path, turn: int, markdown: str, citations: list[Citation], kind: str = "answer",
-                  subject: str = "") -> tuple[str, str]:
-    """(Markdown, BibTeX) paths for one result; see write_export_files (the RIS is written beside them).
-    `turn` names the file only when there is no subject."""
-    files = write_export_files(folder, kind, subject or f"{turn:02d}", markdown, citations)
-    return files.markdown, files.bibtex
-
-
 def filters_line(filters) -> str:
     """The filters a result was asked under, as an export's second line ('' when there are none)."""
     described = filters.describe() if filters is not None and hasattr(filters, "describe") else ""

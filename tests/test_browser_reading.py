@@ -5,6 +5,7 @@ that holds still while an answer streams, the answerer chosen in the page, and "
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 
@@ -120,6 +121,13 @@ def test_layout_holds_still_while_an_answer_streams(browser, app_url, tmp_path, 
           const startsLine = i === 0 || stats[i - 1].getBoundingClientRect().top < r.top - 4;
           return dotVisible && startsLine; }).length; }""")
     assert lone == 0
+    # the filters' labels stay on one line, and the chosen answerer's name is shown whole
+    labels = page.locator("#pc-filters [data-testid='block-info']").evaluate_all(
+        "els => els.filter(e => e.offsetParent).map(e => [e.innerText, Math.round(e.getBoundingClientRect().height)])")
+    assert all(h <= 24 for _, h in labels), labels
+    shown = page.evaluate("() => { const i = document.querySelector('#pc-answerer input');"
+                          " return [i.value, i.scrollWidth, i.clientWidth]; }")
+    assert shown[1] <= shown[2], f"the answerer's name is cut: {shown}"
     page.evaluate(RECORD_WIDTHS)
     ask(page, "Mamba and selective state space models", "Summarise an area")
     page.wait_for_timeout(400)
@@ -132,6 +140,13 @@ def test_layout_holds_still_while_an_answer_streams(browser, app_url, tmp_path, 
                 log.clientHeight]; }""")
     assert -12 <= top[0] < top[2], top  # its first line in view (a row has some padding above the text)
     page.screenshot(path=str(tmp_path / f"layout-{size[0]}.png"), full_page=True)
+    # the Library's search: each paper's score shown, a seed file's name on one line
+    library_search(page, "optimal transport")
+    assert re.fullmatch(r"\d+\.\d\d", cell(page, 0, 6).inner_text().strip()), cell(page, 0, 6).inner_text()
+    lines = cell(page, 0, 4).locator("span").first.evaluate(
+        "s => { const r = document.createRange(); r.selectNodeContents(s); return r.getClientRects().length; }")
+    assert cell(page, 0, 4).inner_text().endswith(".txt") and lines == 1, lines
+    page.screenshot(path=str(tmp_path / f"library-{size[0]}.png"))
     assert not page.errors, page.errors
     page.close()
 

@@ -66,11 +66,10 @@ def test_no_table_says_so_and_lists_the_nearest():
 def test_compare_in_a_browser(browser, app_url, tmp_path):
     page = open_page(browser, app_url, 1440, 900, timeout_s=60, downloads=True)
     errors = page.errors
-    page.get_by_role("radio", name="Compare papers").check()
-    page.wait_for_function("document.querySelector('#pc-send').innerText.includes('Compare')")
-    page.fill("#pc-input textarea", "optimal transport")
-    page.click("#pc-send")
+    # the empty chat offers a comparison among its examples: a click switches the mode and asks it
+    page.locator("#pc-chat button").filter(has_text="Compare papers ·").first.click()
     page.wait_for_selector("#pc-chat table a.pc-cell")
+    assert page.get_by_role("radio", name="Compare papers").is_checked()
     assert page.locator("#pc-chat table th").filter(has_text="Approach").count() >= 1
     cell = page.locator("#pc-chat a.pc-cell").first
     target = cell.get_attribute("href")
@@ -85,6 +84,16 @@ def test_compare_in_a_browser(browser, app_url, tmp_path):
     path = tmp_path / "table.csv"
     dl.value.save_as(path)
     assert path.read_text(encoding="utf-8").startswith("n,paper_id,title")
+    # the references as RIS beside BibTeX (Zotero, EndNote)
+    with page.expect_download() as dl:
+        page.click("#pc-dl-ris")
+    ris = tmp_path / "table.ris"
+    dl.value.save_as(ris)
+    assert ris.read_text(encoding="utf-8").startswith("TY  - ") and "optimal transport" in ris.read_text().lower()
+    # clearing the chat withdraws every download: no button offers the cleared table
+    page.locator("#pc-chat button[aria-label='Clear'], #pc-chat button[title='Clear']").first.click()
+    page.wait_for_selector("#pc-dl-csv", state="hidden")
+    assert page.locator("#pc-dl-ris").is_disabled() and page.locator("#pc-dl-md").is_disabled()
     assert not errors, errors
     page.close()
 

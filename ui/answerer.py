@@ -18,9 +18,10 @@ def label(settings: Settings, choice: str) -> str:
 
 
 def choices(settings: Settings) -> list[tuple[str, str]]:
-    """(label, value) pairs; the configured model first (it is the server's default)."""
-    out = [(label(settings, MODEL), MODEL)] if settings.llm != "extractive" else []
-    return out + [(label(settings, EXTRACTIVE), EXTRACTIVE)]
+    """(label, value) pairs for the chooser, short enough for its box (the model's name; where it runs is in the
+    status line and under each answer); the configured model first (it is the server's default)."""
+    out = [(settings.model, MODEL)] if settings.llm != "extractive" else []
+    return out + [("extractive (quotes)", EXTRACTIVE)]
 
 
 def default(settings: Settings) -> str:

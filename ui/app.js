@@ -20,13 +20,18 @@
   const MATH_OPTS = {
     delimiters: [{ left: "$$", right: "$$", display: true }, { left: "$", right: "$", display: false },
                  { left: "\\(", right: "\\)", display: false }, { left: "\\[", right: "\\]", display: true }],
-    throwOnError: false, ignoredClasses: ["katex", "pc-nomath"],
+    throwOnError: false, ignoredClasses: ["katex", "pc-nomath", "sizing-body"],
   };
   const typesetAll = () => {
     timer = null;
     const els = Array.from(document.querySelectorAll(".pc-math")).filter((el) => /[$]|\\[(\[]/.test(el.textContent));
     if (!els.length) return;
-    loadKatex().then(() => { if (renderMath) els.forEach((el) => renderMath(el, MATH_OPTS)); });
+    // In a table (Gradio's Dataframe) only the cells' Markdown, which Gradio replaces whole on each update: text
+    // KaTeX replaced elsewhere in its rows leaves Svelte writing to detached nodes (the Score column stayed empty).
+    const targets = els.flatMap((el) => el.querySelector(".table-wrap")
+      ? Array.from(el.querySelectorAll("[role=gridcell] .md")).filter((md) => /[$]|\\[(\[]/.test(md.textContent))
+      : [el]);
+    loadKatex().then(() => { if (renderMath) targets.forEach((el) => renderMath(el, MATH_OPTS)); });
   };
   window.__paperchatMath = typesetAll;
   // Texts that name a side ("on the right" / "below") follow where the sources column really is: Gradio

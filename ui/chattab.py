@@ -10,7 +10,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from rag.exports import write_exports
+from rag.exports import write_export_files
 from rag.library import Library
 from rag.retrieval import Filters
 from rag.settings import Settings
@@ -49,6 +49,7 @@ EXAMPLES = [  # (text, mode, label) shown in the empty chat
     ("Mamba and selective state space models", SUMMARISE, "Mamba and selective state space models"),
     ("Projecting the residual connection space onto a manifold restores the identity mapping.", CITE,
      "Projecting residual connections onto a manifold restores the identity mapping."),
+    ("optimal transport", COMPARE, "a table of the optimal transport papers"),
 ]
 
 
@@ -152,11 +153,12 @@ class ChatTab:
                             [c["paper_id"] for c in rendered.data.get("citations", [])]))
         state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
-        # paperchat-answer-<question>.md / .bib (and .ris beside them): named for what they hold
-        md_path, bib_path = write_exports(self.session_dir(request), turn, rendered.export_md, rendered.citations,
-                                          kind=rendered.kind, subject=rendered.subject)
+        # paperchat-answer-<question>.md / .bib / .ris: named for what they hold
+        files = write_export_files(self.session_dir(request), rendered.kind, rendered.subject or f"{turn:02d}",
+                                   rendered.export_md, rendered.citations)
+        state["ris"] = files.ris  # (in the state, not an output: /respond's outputs stay as they were)
         state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
-        yield skip, chat, render.stack_panels(rendered.panel, earlier), state, md_path, bib_path
+        yield skip, chat, render.stack_panels(rendered.panel, earlier), state, files.markdown, files.bibtex
 
     def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "",
               author: str = "", collection: str = "", papers: str = "", answerer: str = "") -> dict:
@@ -213,19 +215,20 @@ class ChatTab:
                     self.send = gr.Button(BUTTON[ASK], variant="primary", scale=0, min_width=150, elem_id="pc-send")
                 with gr.Row(elem_id="pc-filters"):
                     venues, years = filter_choices(self.library)
-                    self.venue = gr.Dropdown(venues, value=ALL_VENUES, label="Venue", scale=2, min_width=120,
+                    self.venue = gr.Dropdown(venues, value=ALL_VENUES, label="Venue", scale=2, min_width=150,
                                              elem_id="pc-venue")
-                    self.year_from = gr.Dropdown(years, value=ANY_YEAR, label="From year", scale=1,
-                                                 min_width=90, elem_id="pc-year-from")
-                    self.year_to = gr.Dropdown(years, value=ANY_YEAR, label="To year", scale=1, min_width=90,
+                    # "Year from" / "to": short labels that stay on one line ("From year" wrapped at 90 px)
+                    self.year_from = gr.Dropdown(years, value=ANY_YEAR, label="Year from", scale=1,
+                                                 min_width=100, elem_id="pc-year-from")
+                    self.year_to = gr.Dropdown(years, value=ANY_YEAR, label="to", scale=1, min_width=96,
                                                elem_id="pc-year-to")
-                    self.author = gr.Textbox("", label="Author", placeholder="e.g. Hinton", scale=2, min_width=120,
+                    self.author = gr.Textbox("", label="Author", placeholder="e.g. Hinton", scale=2, min_width=110,
                                              elem_id="pc-author")
                     colls = collection_choices(self.library.catalogue)
                     self.collection = gr.Dropdown(colls, value=ALL_COLLECTIONS, label="Collection", scale=2,
                                                   min_width=140, elem_id="pc-collection", visible=len(colls) > 1)
                     self.answerer = gr.Dropdown(answerer.choices(self.settings), value=answerer.default(self.settings),
-                                                label="Answerer", scale=3, min_width=150, elem_id="pc-answerer",
+                                                label="Answerer", scale=4, min_width=230, elem_id="pc-answerer",
                                                 interactive=len(answerer.choices(self.settings)) > 1)
             with gr.Column(scale=5, min_width=360, elem_id="pc-sources-col"):
                 with gr.Row(elem_id="pc-actions"):
@@ -235,6 +238,8 @@ class ChatTab:
                                                    variant="secondary", elem_id="pc-dl-md", min_width=100)
                     self.dl_bib = gr.DownloadButton("⬇ BibTeX", value=None, interactive=False, size="sm",
                                                     variant="secondary", elem_id="pc-dl-bib", min_width=100)
+                    self.dl_ris = gr.DownloadButton("⬇ RIS", value=None, interactive=False, size="sm",
+                                                    variant="secondary", elem_id="pc-dl-ris", min_width=80)
                     self.dl_csv = gr.DownloadButton("⬇ CSV", value=None, visible=False, size="sm",
                                                     variant="secondary", elem_id="pc-dl-csv", min_width=80)
                 self.sources = gr.HTML(
@@ -268,10 +273,14 @@ class ChatTab:
 
         exports = dict(fn=enable_exports, inputs=[self.dl_md, self.dl_bib], outputs=[self.dl_md, self.dl_bib],
                        api_visibility="private", show_progress="hidden", queue=False)
-        # a comparison table also downloads as CSV (the button shows only then)
-        csv_step = dict(fn=lambda st: gr.DownloadButton(value=(st or {}).get("csv"), visible=bool((st or {}).get("csv"))),
-                        inputs=[state], outputs=[self.dl_csv], api_visibility="private", show_progress="hidden",
-                        queue=False)
+        # the references as RIS too (Zotero, EndNote); a comparison table also as CSV (the button shows only then)
+        def more_files(st):
+            st = st or {}
+            return (gr.DownloadButton(value=st.get("ris"), interactive=bool(st.get("ris"))),
+                    gr.DownloadButton(value=st.get("csv"), visible=bool(st.get("csv"))))
+
+        csv_step = dict(fn=more_files, inputs=[state], outputs=[self.dl_ris, self.dl_csv], api_visibility="private",
+                        show_progress="hidden", queue=False)
         # a long answer (a summary) is shown from its top once it is complete, not scrolled to its end
         to_top = dict(fn=None, js="() => window.__paperchatTop && window.__paperchatTop()", queue=False,
                       api_visibility="private", show_progress="hidden")
@@ -297,12 +306,13 @@ class ChatTab:
             **csv_step).then(**to_top)
 
         def on_clear(request: gr.Request):
-            self.drop_session(request)
-            return (None, render.stack_panels(render.empty_panel("No sources yet."), []),
-                    gr.DownloadButton(value=None, interactive=False), gr.DownloadButton(value=None, interactive=False))
+            self.drop_session(request)  # the export files go with the chat: no button may still offer one
+            off = [gr.DownloadButton(value=None, interactive=False) for _ in range(3)]
+            return (None, render.stack_panels(render.empty_panel("No sources yet."), []), *off,
+                    gr.DownloadButton(value=None, visible=False))
 
-        self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib], api_visibility="private",
-                           show_progress="hidden")
+        self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib, self.dl_ris, self.dl_csv],
+                           api_visibility="private", show_progress="hidden")
         self.scope_clear.click(lambda: self.show_scope(None), None, [self.scope, self.scope_row, self.scope_note],
                                api_visibility="private", show_progress="hidden", queue=False)
         tab.select(**self.refresh_step(header))

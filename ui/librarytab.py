@@ -33,7 +33,7 @@ HEADERS = ["✓", "Title", "Venue", "Year", "File", "#", "Score"]
 BOX, TICKED = "☐", "☑"  # the ✓ column: a click on it ticks or unticks the row's paper (kept per session)
 TICK, TITLE, FILE, POS = 0, 1, 4, 5  # column positions
 # Short columns sized for their content (no "NeurIP S" / "Venu e" wraps); the title takes the rest.
-WIDTHS = ["36px", "36%", "92px", "60px", "200px", "44px", "64px"]
+WIDTHS = ["36px", "34%", "92px", "60px", "216px", "44px", "64px"]  # a 24-character file name on one line
 
 
 def row_key(source: str, position) -> str:
@@ -92,7 +92,7 @@ class LibraryTab:
             filters = make_filters(venue, None, None)
             found = library_search(self.library, query, filters)  # the papers above the relevance cut-off
             hits, note = found.hits, md(found.note)
-            scored = [(x.paper, round(x.score, 2)) for x in hits]
+            scored = [(x.paper, f"{x.score:.2f}") for x in hits]  # text: the column is of strings (a number showed blank)
         else:
             papers = [p for p in self.library.papers() if not venue or p.venue.lower() == venue.lower()]
             scored = [(p, "") for p in papers[:_MAX_ROWS]]
