@@ -122,10 +122,13 @@ class EndpointEmbeddings(Embeddings):
         return vecs
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
-        """Vectors in input order: batches of `batch_size` texts, up to `concurrency` requests at once."""
+        """Vectors in input order: batches of `batch_size` texts, up to `concurrency` requests at once.
+        Texts go out sorted by length, so each request holds texts of similar length: a service pads a
+        batch to its longest text (TEI, vLLM and llama.cpp compute the padding)."""
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        texts = [t if t.strip() else "." for t in texts]  # some servers refuse empty input
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        texts = [texts[i] if texts[i].strip() else "." for i in order]  # some servers refuse empty input
         batches = [texts[s : s + self.batch_size] for s in range(0, len(texts), self.batch_size)]
         self._get_client()
         if len(batches) == 1:
@@ -133,7 +136,9 @@ class EndpointEmbeddings(Embeddings):
         else:
             # map() keeps the order, and cancels the batches not yet sent when one fails.
             parts = list(self._pool.map(self._post, batches))
-        v = np.concatenate(parts)
+        sent = np.concatenate(parts)
+        v = np.empty_like(sent)
+        v[order] = sent  # back to the caller's order
         return v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
