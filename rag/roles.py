@@ -207,23 +207,26 @@ def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> 
     computed for papers `changed` (new or edited) and for records `stored` without roles from the shipped
     classifier (roles_current); otherwise the stored roles are kept (never recomputed). Through a caching
     embedder the sentence vectors stay cached, where the answerer finds them."""
-    from .sentences import split_sentences
-
     todo = [p for p in papers if p.paper_id in changed or not roles_current(stored.get(p.paper_id, {}))]
-    found = classify_many([split_sentences(p.abstract) or [p.abstract] for p in todo], embedder) if todo else []
+    found = classify_many([_classified(p) for p in todo], embedder) if todo else []
     out = {p.paper_id: stored.get(p.paper_id, {}).get("roles", "") for p in papers}
     out.update({p.paper_id: encode(r) for p, r in zip(todo, found)})
     return out
 
 
+def _classified(paper) -> list[str]:
+    """The sentences a paper's roles are classified from (the whole abstract when it does not split)."""
+    from .sentences import split_sentences
+
+    return split_sentences(paper.abstract) or [paper.abstract]
+
+
 def role_sentences(papers: list, embedder) -> list[str]:
     """The sentences roles_to_store will embed for these papers (none when the embedder is not MiniLM),
     so ingest can embed them ahead, with the chunks."""
-    from .sentences import split_sentences
-
     if not _is_minilm(embedder):
         return []
-    return list(dict.fromkeys(s for p in papers for s in (split_sentences(p.abstract) or [p.abstract])))
+    return list(dict.fromkeys(s for p in papers for s in _classified(p)))
 
 
 # Names under which a service serves all-MiniLM-L6-v2 (TEI, Infinity and vLLM use the Hub name). Its fp32
