@@ -187,8 +187,9 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
     return {"seconds": wall, "cpu": cpu, "open_seconds": t_open, "breakdown": parts, "home": home}
 
 
-def start_endpoint(embedder_name: str = "minilm"):
-    """bench/embedding_server.py in its own process: the same int8 MiniLM behind /v1/embeddings."""
+def start_endpoint(embedder_name: str = "minilm", extra: tuple[str, ...] = ()):
+    """bench/embedding_server.py in its own process: the same int8 MiniLM behind /v1/embeddings
+    (`extra`: more of its options, e.g. ("--cpus", "0", "--threads", "1"))."""
     import subprocess
 
     sys.path.insert(0, str(C.ROOT / "tests"))
@@ -196,7 +197,7 @@ def start_endpoint(embedder_name: str = "minilm"):
 
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(C.ROOT / "bench" / "embedding_server.py"), "--port", str(port),
-                             "--embedder", embedder_name], stdout=subprocess.PIPE, text=True, start_new_session=True)
+                             "--embedder", embedder_name, *extra], stdout=subprocess.PIPE, text=True, start_new_session=True)
     line = proc.stdout.readline()
     if "serving" not in line:
         proc.kill()
