@@ -25,7 +25,7 @@ from .collections import DIRTY, PAGE, Collections, in_pages, paged
 from .embcache import CachedEmbedder, EmbeddingCache, embed_with_cache
 from .embedders.endpoint import EndpointFailed
 from .errors import LibraryError
-from .overlap import OneAhead, Plan
+from .overlap import Cut, OneAhead, Plan
 from .recut import rebuild_chunks
 from .records import Chunk, Paper, Rejection
 from .roles import model_id, role_sentences, roles_current, roles_to_store
@@ -140,7 +140,7 @@ class Ingestor:
                 if plan is None:  # nothing new in it
                     progressed(len(batch))
                     return
-                # Batch i+1 is chunked and embedded on a worker thread while batch i is written here.
+                # Batch i+1 is cut here and embedded on a worker thread while batch i is written.
                 commit(ahead.swap(plan))
 
             try:
@@ -242,21 +242,24 @@ class Ingestor:
                     joined.append(p.paper_id)
         if not todo and not moved and not joined:
             return None
-        return Plan(len(batch), list(todo.values()), moved, joined, source_id, source_path, self._embed)
+        return Plan(len(batch), list(todo.values()), moved, joined, source_id, source_path, self._cut, self._embed)
 
-    def _embed(self, papers: list[Paper]) -> tuple[list[Chunk], dict[str, int], np.ndarray]:
-        """Chunks, chunk counts per paper and vectors (on rag.overlap's worker thread when overlapped)."""
+    def _cut(self, papers: list[Paper]) -> Cut:
+        """Chunks, chunk counts per paper and the texts to embed (on the writer's thread, see rag.overlap)."""
         chunks: list[Chunk] = []
         n_chunks: dict[str, int] = {}
         for p in papers:
             pc = self._chunk([p])
             n_chunks[p.paper_id] = len(pc)
             chunks.extend(pc)
-        texts = [c.text for c in chunks]
         # The sentences their roles are classified from go into the same call, so the model sees one
-        # token-sorted stream here and the writer thread only finds them in the cache (rag.roles).
+        # token-sorted stream and the writer thread only finds them in the cache (rag.roles).
         extra = role_sentences(papers, self.embedder) if self.cache is not None else []
-        return chunks, n_chunks, embed_with_cache(self.embedder, texts + extra, self.cache)[: len(texts)]
+        return Cut(chunks, n_chunks, [c.text for c in chunks] + extra)
+
+    def _embed(self, cut: Cut) -> np.ndarray:
+        """The chunks' vectors (on rag.overlap's worker thread when overlapped)."""
+        return embed_with_cache(self.embedder, cut.texts, self.cache)[: len(cut.chunks)]
 
     def commit(self, plan: Plan, gen_dirty: str, dirty: bool) -> bool:
         """Write a planned batch (co-owners, chunks, records), stamping `gen_dirty` first unless `dirty`."""

@@ -1,8 +1,10 @@
 """Ingest's pipeline: a batch's chunks and vectors are made on a worker thread while the batch before it is written.
 
 Ingest was embedder-bound with Chroma's writes (and the loader) added on top; with one batch in flight
-they happen during the next batch's embedding. Writes stay on the caller's thread, in order, so the
-crash-order rules of rag.ingest (a paper's chunks before its record) are untouched.
+they happen during the next batch's embedding. A batch is cut into chunks on the caller's thread before
+it is handed over, so the worker goes from one batch's model calls straight to the next's (an embedding
+service on hardware of its own never waits for the chunker). Writes stay on the caller's thread, in order,
+so the crash-order rules of rag.ingest (a paper's chunks before its record) are untouched.
 """
 
 from __future__ import annotations
@@ -17,8 +19,18 @@ from .records import Chunk, Paper
 
 
 @dataclass
+class Cut:
+    """A batch cut for embedding: its chunks, each paper's chunk count, and every text to embed (the chunks'
+    texts first, then any the model should see in the same call)."""
+
+    chunks: list[Chunk]
+    n_chunks: dict[str, int]
+    texts: list[str]
+
+
+@dataclass
 class Plan:
-    """One batch's changes: papers to (re)write, with their chunks and vectors made by `embed`; papers whose
+    """One batch's changes: papers to (re)write, with their chunks (`cut`) and vectors (`embed`); papers whose
     record only moved; papers another source already stored that this one holds too (`joined`)."""
 
     size: int
@@ -27,15 +39,21 @@ class Plan:
     joined: list[str]
     source_id: str
     source_path: str
-    embed: Callable[[list[Paper]], tuple[list[Chunk], dict[str, int], np.ndarray]]
+    cut: Callable[[list[Paper]], Cut]
+    embed: Callable[[Cut], np.ndarray]
     _future: Future | None = field(default=None, repr=False)
+    _cut: Cut | None = field(default=None, repr=False)
 
     def start(self, pool: ThreadPoolExecutor | None) -> None:
         if pool is not None:
-            self._future = pool.submit(self.embed, self.papers)
+            self._cut = self.cut(self.papers)
+            self._future = pool.submit(self.embed, self._cut)
 
     def result(self) -> tuple[list[Chunk], dict[str, int], np.ndarray]:
-        return self._future.result() if self._future is not None else self.embed(self.papers)
+        if self._future is None:
+            self._cut = self.cut(self.papers)
+        vecs = self._future.result() if self._future is not None else self.embed(self._cut)
+        return self._cut.chunks, self._cut.n_chunks, vecs
 
     def cancel(self) -> None:
         if self._future is not None:
