@@ -38,6 +38,18 @@ def test_old_style_declarations_in_a_group_become_formatting():
     assert "<em>x</em>" in markup.html(r"\emph{x}") and "\\item" in markup.html(r"{\item y}").replace("&#123;", "")
 
 
+def test_a_bare_group_shows_its_words_without_braces():
+    """BibTeX keeps capitals in braces ({BERT}, {G}aussian): the reader sees BERT, not {BERT}."""
+    text = r"We pre-train {BERT} on {G}aussian data, \textit{{RoBERTa} too}; math $x_{ij}$ stays"
+    out = markup.html(text)
+    assert "pre-train BERT on Gaussian data" in out and "<em>RoBERTa too</em>" in out
+    assert "&#36;x_&#123;ij&#125;&#36;" in out  # inside math the braces are KaTeX's
+    assert markup.plain(text).startswith("We pre-train BERT on Gaussian") and "BERT" in markup.markdown(text)
+    # braces that mean something stay: a command's argument, escaped braces, a set written outside math
+    kept = markup.plain(r"see \cite{key}, the set \{a\} and {0,1}^n")
+    assert r"\cite{key}" in kept and "set {a}" in kept and "{0,1}^n" in kept
+
+
 def test_a_highlight_cutting_through_formatting_keeps_tags_nested():
     abstract = r"We study \textit{sparse attention for long inputs} and show it helps. It is fast."
     out = render.highlight(abstract, r"\textit{sparse attention for long inputs} and show it helps.")

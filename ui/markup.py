@@ -33,6 +33,10 @@ _COMMAND = re.compile(r"\\(" + "|".join(sorted(_COMMANDS, key=len, reverse=True)
 _DECLARATIONS = {"em": "em", "it": "em", "itshape": "em", "sl": "em", "bf": "strong", "bfseries": "strong",
                  "tt": "code", "ttfamily": "code", "sc": "", "rm": "", "sf": "", "scshape": "", "normalfont": ""}
 _DECLARATION = re.compile(r"\{\\(" + "|".join(sorted(_DECLARATIONS, key=len, reverse=True)) + r")(?![A-Za-z])\s*([^{}]*)\}")
+# a bare group, as BibTeX keeps capitals ({BERT}, {G}aussian): its braces go. Not a command's argument
+# (\cite{key} stays as written), not a group holding a command ({\"o}) or an escaped brace (\{…\}), and
+# not a set written outside math ({0,1}^n: a comma inside keeps the braces).
+_GROUP = re.compile(r"(\\[A-Za-z]+\s*)?(?<!\\)\{([^{}\\,]*)\}")
 _ESCAPED = re.compile(r"\\([_%&#{}])")
 _BOLD = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*\n]{1,300}?)(?<=\S)\*\*(?![\w*])")
 _ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]{1,300}?)(?<=[^\s*\\])\*(?![\w*])")
@@ -43,6 +47,7 @@ def _text(part: str) -> str:
     for _ in range(6):
         new = _COMMAND.sub(lambda m: _wrap(_COMMANDS[m.group(1)], m.group(2)), part)
         new = _DECLARATION.sub(lambda m: _wrap(_DECLARATIONS[m.group(1)], m.group(2)), new)
+        new = _GROUP.sub(lambda m: m.group(0) if m.group(1) else m.group(2), new)
         if new == part:
             break
         part = new
