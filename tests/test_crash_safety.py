@@ -9,11 +9,13 @@ time goes into the write path (Chroma, the catalogue, the caches) rather than in
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -104,10 +106,18 @@ print(json.dumps(counts))
 def check_in_child(home: Path, corpus: Path, seed: int) -> dict:
     """check_consistent in a separate process, as a fresh reader would open the library: a crash inside
     Chroma must not take the test process with it. Adds `repaired`: that reader rebuilt a collection."""
+    counts, err = read_in_child(home, corpus, seed)
+    return {**counts, "repaired": "rebuilding the chunk vector" in err}
+
+
+def read_in_child(home: Path, corpus: Path, seed: int, what: str = "") -> tuple[dict, str]:
+    """check_consistent in a fresh process: its counts and what it logged (stderr)."""
     p = subprocess.run([sys.executable, "-c", CHECK, str(home), str(Path(__file__).parent), str(corpus), str(seed)],
                        cwd=ROOT, env=cli_env(home), capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"a fresh reader failed (exit {p.returncode}):\n{p.stderr[-3000:]}"
-    return {**json.loads(p.stdout.strip().splitlines()[-1]), "repaired": "rebuilding the chunk vector" in p.stderr}
+    if p.returncode < 0:
+        pytest.fail(f"a fresh reader crashed (signal {-p.returncode}) {what}:\n{p.stderr[-3000:]}")
+    assert p.returncode == 0, f"a fresh reader failed (exit {p.returncode}) {what}:\n{p.stderr[-3000:]}"
+    return json.loads(p.stdout.strip().splitlines()[-1]), p.stderr
 
 
 def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
@@ -569,13 +579,18 @@ def test_files_torn_with_no_writer_marker_are_checked_before_anything_loads_them
         close_library(lib)
 
 
-@pytest.fixture(scope="module")
-def saved_index(tmp_path_factory) -> Path:
+def build_saved(tmp_path_factory, n: int) -> Path:
+    """A library of n papers ingested whole, its home (the corpus beside it, corpus.jsonl)."""
     home = tmp_path_factory.mktemp("saved") / "home"
     corpus = home.parent / "corpus.jsonl"
-    write_corpus(corpus, 1100, seed=47)
+    write_corpus(corpus, n, seed=47)
     finish(start_cli(["ingest", str(corpus)], cli_env(home)))
     return home
+
+
+@pytest.fixture(scope="module")
+def saved_index(tmp_path_factory) -> Path:
+    return build_saved(tmp_path_factory, 1100)
 
 
 @pytest.mark.slow
@@ -624,3 +639,93 @@ def test_files_the_check_passes_never_crash_chroma(saved_index, tmp_path_factory
     tear_and_load()
     print(f"\ntorn copies: {seen}")
     assert seen["flagged"] >= 5
+
+
+# header.bin's fields, as hnswlib persists them (rag.store.hnswfiles._HEADER), and their byte ranges.
+HEADER_FIELDS = ("version", "offset_level0", "capacity", "count", "size_per_element", "label_offset", "offset_data",
+                 "maxlevel", "entry_point", "max_m", "max_m0", "m", "mult", "ef_construction")
+
+
+def header_tears(raw: bytes) -> dict[tuple[str, str], bytes]:
+    """Torn copies of a header.bin, by (field, how): each field zeroed, all ones, garbled, and one off its value
+    (1e-6 off, NaN, infinity and negative for the level multiplier); then tears of the bytes (field "bytes":
+    cut short, one byte long, ranges zeroed or garbled)."""
+    from rag.store.hnswfiles import _HEADER
+
+    codes, spans, at = _HEADER.format.lstrip("<"), {}, 0
+    for name, code in zip(HEADER_FIELDS, codes):
+        spans[name] = (at, at + struct.calcsize("<" + code), code)
+        at = spans[name][1]
+    values = dict(zip(HEADER_FIELDS, _HEADER.unpack(raw)))
+    tears = {}
+    for name, (a, b, code) in spans.items():
+        tears[name, "zeros"] = raw[:a] + b"\0" * (b - a) + raw[b:]
+        tears[name, "ones"] = raw[:a] + b"\xff" * (b - a) + raw[b:]
+        tears[name, "garbled"] = raw[:a] + bytes(x ^ 0x5A for x in raw[a:b]) + raw[b:]
+        if code == "d":
+            shifted = {"1e-6": values[name] * (1 + 1e-6), "nan": math.nan, "inf": math.inf, "negative": -values[name]}
+        else:
+            limit = 1 << (8 * (b - a))
+            shifted = {"+1": (values[name] + 1) % limit, "-1": (values[name] - 1) % limit}
+        for how, v in shifted.items():
+            packed = struct.pack("<" + code, v) if code == "d" else v.to_bytes(b - a, "little")
+            tears[name, how] = raw[:a] + packed + raw[b:]
+    garbage = bytes((i * 37 + 11) % 256 for i in range(len(raw)))
+    cuts = {"cut to 0": b"", "cut to 50": raw[:50], "cut to 99": raw[:99], "one byte long": raw + b"\0",
+            "40-60 zeroed": raw[:40] + b"\0" * 20 + raw[60:], "60-100 garbled": raw[:60] + garbage[60:],
+            "all garbled": garbage}
+    return tears | {("bytes", how): torn for how, torn in cuts.items()}
+
+
+@pytest.fixture(scope="module", params=[1100, 2300])
+def saved_library(request, tmp_path_factory) -> Path:
+    """Libraries large enough that Chroma has saved both collections' HNSW files (it first saves at 1000
+    entries): 1100 papers, and 2300, whose papers collection has grown past 2048."""
+    return build_saved(tmp_path_factory, request.param)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_every_torn_header_is_flagged_or_loads(saved_library, tmp_path_factory):
+    """A writer killed while rewriting header.bin can leave any of its fields torn, and hnswlib trusts them all:
+    a torn level multiplier made Chroma crash (SIGSEGV) on the next insert. For every field torn several ways,
+    and for tears of the bytes, the byte check flags the file (a reader says it rebuilds, and answers) or a
+    fresh reader loads it and answers: its searches find each paper by its words and each stored vector finds
+    itself. Readers run in a child process, so a crash fails the test with its signal."""
+    from rag.store.hnswfiles import problems
+
+    home, corpus = saved_library, saved_library.parent / "corpus.jsonl"
+    names = {c: f"paperchat-default-{c}" for c in ("chunks", "papers")}
+    segs = {c: _vector_segment_dir(home, _collection_id(home, names[c])) for c in names}
+    if None in segs.values() or not (segs["chunks"] / "header.bin").exists():
+        pytest.skip("this chromadb version lays out its vector index differently")
+    assert problems(segs["chunks"], True) == [] and problems(segs["papers"]) == []
+
+    tears = {c: header_tears((segs[c] / "header.bin").read_bytes()) for c in segs}
+    cases = [("chunks", *tear, torn) for tear, torn in tears["chunks"].items()]
+    # the papers collection's header (its vectors are one number): tears of the bytes, and of its multiplier
+    cases += [("papers", *tear, torn) for tear, torn in tears["papers"].items() if tear[0] in ("bytes", "mult")]
+    seen: dict[str, list[str]] = {"flagged": [], "loaded": []}
+    read: set[tuple[str, str]] = set()  # (collection, field) whose flagged tear a reader has opened
+    for coll, field, how, torn in cases:
+        tear = f"{field} {how}"
+        work = tmp_path_factory.mktemp("torn-header") / "home"
+        shutil.copytree(home, work)
+        seg = work / "chroma" / segs[coll].name
+        (seg / "header.bin").write_bytes(torn)
+        found = problems(seg, coll == "chunks")
+        if field == "mult":
+            assert found, f"{coll} {tear}: a torn level multiplier passed the check"
+        if found and (coll, field) in read:
+            seen["flagged"].append(f"{coll} {tear}")  # (the guard's answer to a finding does not depend on which)
+        else:
+            counts, err = read_in_child(work, corpus, 3, what=f"on {coll} header.bin torn {tear}")
+            assert counts["papers"] == len(corpus_vocab(corpus)) and not counts["damaged"], (coll, tear, counts)
+            if found:
+                assert f"Chroma cannot safely load {names[coll]}; rebuilding" in err, (coll, tear, found, err[-2000:])
+                read.add((coll, field))
+            seen["flagged" if found else "loaded"].append(f"{coll} {tear}")
+        shutil.rmtree(work.parent, ignore_errors=True)
+    print(f"\n{len(cases)} torn headers ({len(read)} flagged ones opened by a reader): "
+          f"{len(seen['flagged'])} flagged, loaded unflagged: {seen['loaded']}")
+    assert len(seen["flagged"]) >= len(cases) // 2
