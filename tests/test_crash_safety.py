@@ -680,7 +680,7 @@ def header_tears(raw: bytes) -> dict[tuple[str, str], bytes]:
 @pytest.fixture(scope="module", params=[1100, 2300])
 def saved_library(request, tmp_path_factory) -> Path:
     """Libraries large enough that Chroma has saved both collections' HNSW files (it first saves at 1000
-    entries): 1100 papers, and 2300, whose papers collection has grown past 2048."""
+    entries): 1100 papers, and 2300 (saved: 2048 papers in a capacity of 2048, 6494 chunks in 8192)."""
     return build_saved(tmp_path_factory, request.param)
 
 
