@@ -674,7 +674,8 @@ def header_tears(raw: bytes) -> dict[tuple[str, str], bytes]:
     cuts = {"cut to 0": b"", "cut to 50": raw[:50], "cut to 99": raw[:99], "one byte long": raw + b"\0",
             "40-60 zeroed": raw[:40] + b"\0" * 20 + raw[60:], "60-100 garbled": raw[:60] + garbage[60:],
             "all garbled": garbage}
-    return tears | {("bytes", how): torn for how, torn in cuts.items()}
+    # (a field that already holds the value, such as offset_level0's zeros, is no tear)
+    return {k: v for k, v in tears.items() if v != raw} | {("bytes", how): torn for how, torn in cuts.items()}
 
 
 @pytest.fixture(scope="module", params=[1100, 2300])
