@@ -3,14 +3,16 @@
 A paper's contribution is what its objective, method and result sentences say (rag.roles; an authored
 title states it too); its background sentences do not count, so a bandit paper that mentions transport
 costs in passing, or a solver paper whose introduction names state space models, stays out. Each
-sentence's relevance to the topic is the MiniLM cosine plus OVERLAP_WEIGHT when it holds every content
-word of the topic (of one part of "X and Y"): a fragment of the phrase says nothing ("graph ... networks"
-in a DAG-ReLU paper is not "graph neural networks", "scaling tests" is not "test-time scaling"), which
-rag.grades' per-word share rewarded. A sentence that names the topic outright -- its phrase, or the
-acronym its authors write for it ("RLHF"), which MiniLM does not read as the phrase -- scores at least
-NAMED. A paper is on the topic when its best contribution sentence (or title, or background sentence
-less BACKGROUND_DISCOUNT) reaches ON_TOPIC, however far another paper scores above it. Papers retrieved
-but not on the topic are near misses: listed apart as "related, not summarised".
+sentence's relevance to the topic is the MiniLM cosine plus OVERLAP_WEIGHT when it holds the topic's
+phrase (of one part of "X and Y") with its words side by side (holds_phrase): a fragment of the phrase,
+or its words scattered, say nothing ("graph ... networks" in a DAG-ReLU paper is not "graph neural
+networks", "scaling tests" is not "test-time scaling"), which rag.grades' per-word share rewarded. A
+sentence that names the topic outright -- its phrase, or the acronym its authors write for it ("RLHF"),
+which MiniLM does not read as the phrase -- scores at least NAMED. A sentence that names the topic only
+as a test bed or application ("experiments on synthetic data", "applied to X", tested_on) is background,
+whatever role it has. A paper is on the topic when its best contribution sentence (or title, or
+background sentence less BACKGROUND_DISCOUNT) reaches ON_TOPIC, however far another paper scores above it.
+Papers retrieved but not on the topic are near misses: listed apart as "related, not summarised".
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..grades import _STOP, FLOOR, OVERLAP_WEIGHT, content_stems
+from ..grades import _STOP, FLOOR, OVERLAP_WEIGHT
 from ..records import Hit
 from ..roles import roles_of
 from ..sentences import split_sentences
@@ -55,6 +57,7 @@ class Reading:
     roles: list[str]
     relevance: np.ndarray  # per sentence, relevance to the topic (topic_relevance)
     title_relevance: float = 0.0  # of an authored title (0 when the title is derived from the abstract)
+    tested: frozenset[int] = frozenset()  # sentences naming the topic only as a test bed (tested_on)
     vec: np.ndarray | None = field(default=None, repr=False)  # the paper's vector, set when it is selected
 
     @property
@@ -63,9 +66,10 @@ class Reading:
 
     def contribution(self) -> list[int]:
         """Indices of its objective, method and result sentences (all of them when no role is known,
-        e.g. with the tests' hashing embedder, whose vectors say nothing about roles)."""
-        idx = [i for i, r in enumerate(self.roles) if r in CONTRIBUTION]
-        return idx or list(range(len(self.sentences)))
+        e.g. with the tests' hashing embedder, whose vectors say nothing about roles), less those that
+        name the topic only as a test bed: "experiments on synthetic data" is not a contribution on it."""
+        idx = [i for i, r in enumerate(self.roles) if r in CONTRIBUTION] or list(range(len(self.sentences)))
+        return [i for i in idx if i not in self.tested]
 
     @property
     def score(self) -> float:
@@ -88,9 +92,12 @@ def read(topic: str, hits: list[Hit], emb) -> list[Reading]:
     for j, text in enumerate(flat):
         if names(text, phrases, acronyms):
             rel[j] = max(float(rel[j]), NAMED)
+    parts = phrase_parts(topic)
     out, i = [], 0
     for h, ss, rs in zip(hits, sents, roles):
-        out.append(Reading(h, ss, list(rs) if len(rs) == len(ss) else ["other"] * len(ss), rel[i : i + len(ss)]))
+        tested = frozenset(k for k, s in enumerate(ss) if tested_on(s, parts, acronyms))
+        out.append(Reading(h, ss, list(rs) if len(rs) == len(ss) else ["other"] * len(ss), rel[i : i + len(ss)],
+                           tested=tested))
         i += len(ss)
     for r, t in zip(out, titles):
         if t:
@@ -100,16 +107,16 @@ def read(topic: str, hits: list[Hit], emb) -> list[Reading]:
 
 
 def topic_relevance(topic: str, texts: list[str], emb) -> np.ndarray:
-    """Each text's MiniLM cosine to the topic, plus OVERLAP_WEIGHT when it holds every content word of
-    the topic or of one of its parts (stemmed, any order)."""
+    """Each text's MiniLM cosine to the topic, plus OVERLAP_WEIGHT when it holds the topic's phrase, or one
+    of its parts' ("X and Y"), its words side by side (holds_phrase)."""
     if not texts:
         return np.zeros(0, dtype=np.float32)
     vecs = emb.embed_array([topic] + list(texts))
     sims = (vecs[1:] @ vecs[0]).astype(np.float32)
-    parts = [p for p in (content_stems(x) for x in _parts(topic)) if p]
+    parts = phrase_parts(topic)
     if parts:
-        whole = [any(p <= content_stems(t) for p in parts) for t in texts]
-        sims = sims + OVERLAP_WEIGHT * np.array(whole, dtype=np.float32)
+        held = [any(holds_phrase(t, p) for p in parts) for t in texts]
+        sims = sims + OVERLAP_WEIGHT * np.array(held, dtype=np.float32)
     return sims
 
 
@@ -141,29 +148,97 @@ def _stems(words: list[str]) -> list[str]:
 _STEMMER = None
 
 
-def naming(topic: str) -> tuple[list[tuple[str, ...]], set[str]]:
-    """How a sentence can name the topic outright: the stemmed content words of each part of it ("X and Y"
-    has two parts) that has two or more, and each such part's acronym of three letters or more (the
-    initials of its words, a hyphenated word giving one per piece: "in-context learning" -> ICL)."""
-    phrases, acronyms = [], set()
+def phrase_parts(topic: str) -> list[tuple[str, ...]]:
+    """The topic's content phrases, each its stemmed content words in order: "equivariant neural networks"
+    is one phrase of three words, "learning and reasoning" two of one ("X, Y or Z" three)."""
+    out = []
     for part in _parts(topic):
         words = [w for w in _WORD.findall(part) if w.lower() not in _STOP]
-        if len(words) < 2:
+        if words:
+            out.append(tuple(_stems(words)))
+    return out
+
+
+def _content(text: str) -> tuple[list[str], list[int]]:
+    """The text's content words (stop words dropped), stemmed, and where each starts in the text."""
+    found = [m for m in _WORD.finditer(text) if m.group().lower() not in _STOP]
+    return _stems([m.group() for m in found]), [m.start() for m in found]
+
+
+def _occurrences(words: list[str], part: tuple[str, ...]) -> list[int]:
+    """Where the part's words stand side by side in the (stemmed content) words: their first's index."""
+    n = len(part)
+    return [i for i in range(len(words) - n + 1) if tuple(words[i : i + n]) == part] if n else []
+
+
+def holds_phrase(sentence: str, part: tuple[str, ...]) -> bool:
+    """Whether the sentence holds the part (of phrase_parts) with its words side by side, stop words aside
+    and stemmed ("equivariant networks" is not "equivariant neural networks"; "GNN layers on graphs with
+    neural features" is not "graph neural networks"); a plural or inflection counts as the word."""
+    return bool(_occurrences(_content(sentence)[0], part))
+
+
+def naming(topic: str) -> tuple[list[tuple[str, ...]], set[str]]:
+    """How a sentence can name the topic outright: each of its phrase_parts of two words or more, and each
+    such part's acronym of three letters or more (the initials of its words, a hyphenated word giving one
+    per piece: "in-context learning" -> ICL)."""
+    acronyms = set()
+    for part in _parts(topic):
+        if len([w for w in _WORD.findall(part) if w.lower() not in _STOP]) < 2:
             continue
-        phrases.append(tuple(_stems(words)))
         initials = "".join(p[0] for w in re.findall(r"[A-Za-z0-9-]+", part) if w.lower() not in _STOP
                            for p in w.split("-") if p)
         if len(initials) >= 3:
             acronyms.add(initials.upper())
-    return phrases, acronyms
+    return [p for p in phrase_parts(topic) if len(p) >= 2], acronyms
+
+
+def _acronym(a: str) -> re.Pattern:
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(a) + r"s?(?![A-Za-z0-9])")
 
 
 def names(text: str, phrases: list[tuple[str, ...]], acronyms: set[str]) -> bool:
-    """Whether the text names the topic: one of its phrases word for word (stop words aside, stemmed), or
-    an acronym as written (upper case, a plural 's' allowed: "GNNs")."""
-    if any(re.search(r"(?<![A-Za-z0-9])" + a + r"s?(?![A-Za-z0-9])", text) for a in acronyms):
+    """Whether the text names the topic: one of its phrases word for word (holds_phrase), or an acronym as
+    written (upper case, a plural 's' allowed: "GNNs")."""
+    if any(_acronym(a).search(text) for a in acronyms):
         return True
-    if not phrases:
+    words = _content(text)[0] if phrases else []
+    return any(_occurrences(words, p) for p in phrases)
+
+
+# A test bed or application: an evaluation word, then "on", "to", "with", "using", "across" or "over" and at
+# most four words before the topic ("we validate ... with experiments on both synthetic data", "applied to
+# X", "results across X"); or the topic followed by "benchmarks", "datasets", "tasks" after such a word.
+_CUE = r"\b(?:evaluat|experiment|test|validat|appl(?:y|ie|ica)|benchmark|demonstrat|illustrat|simulat|empiric|deploy)\w*"
+_BED_BEFORE = re.compile(_CUE + r"(?:\W+\w+){0,6}?\W+(?:on|to|with|using|across|over)(?:\W+[\w$]+){0,4}?\W*$",
+                         re.IGNORECASE)
+_BED_AFTER = re.compile(r"^\W*(?:benchmarks?|datasets?|data\s+sets?|tasks|environments|suites?)\b", re.IGNORECASE)
+_PREP_BEFORE = re.compile(r"\b(?:on|across|using|with|over)(?:\W+[\w$]+){0,3}?\W*$", re.IGNORECASE)
+_BED_WINDOW = 12  # words before the topic that are read for a cue
+
+
+def tested_on(sentence: str, parts: list[tuple[str, ...]], acronyms: set[str] = frozenset()) -> bool:
+    """Whether the sentence names the topic (one of its parts, or an acronym) only as a test bed or an
+    application: "we evaluate on X", "experiments on X benchmarks", "applied to X". Such a sentence is
+    background to the topic, not the paper's contribution on it (a transformer paper "validates its
+    theory with experiments on both synthetic data and real-world tasks" is not a paper on synthetic data)."""
+    words, starts = _content(sentence)
+    spans = []  # (start, end) of every place the sentence names the topic
+    for p in parts:
+        for i in _occurrences(words, p):
+            last = starts[i + len(p) - 1]
+            spans.append((starts[i], last + len(_WORD.match(sentence, last).group())))
+    for a in acronyms:
+        spans += [m.span() for m in _acronym(a).finditer(sentence)]
+    if not spans:
         return False
-    words = _stems([w for w in _WORD.findall(text) if w.lower() not in _STOP])
-    return any(tuple(words[i : i + len(p)]) == p for p in phrases for i in range(len(words) - len(p) + 1))
+    for start, end in spans:
+        while start > 1 and sentence[start - 1] == "-" and sentence[start - 2].isalnum():  # "in-context": from "in"
+            start = _WORD_START.search(sentence[: start - 1]).start()
+        before = " ".join(sentence[:start].split()[-_BED_WINDOW:])
+        if not (_BED_BEFORE.search(before) or _BED_AFTER.search(sentence[end:]) and _PREP_BEFORE.search(before)):
+            return False
+    return True
+
+
+_WORD_START = re.compile(r"[A-Za-z0-9]+$")
