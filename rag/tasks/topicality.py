@@ -87,17 +87,18 @@ def read(topic: str, hits: list[Hit], emb) -> list[Reading]:
     roles = roles_of(papers, emb)  # stored with each paper at ingest, else computed now
     titles = [p.title if p.title and not p.title_derived else "" for p in papers]
     flat = [s for ss in sents for s in ss] + [t for t in titles if t]
-    rel = topic_relevance(topic, flat, emb)
     phrases, acronyms = naming(topic)
-    for j, text in enumerate(flat):
-        if names(text, phrases, acronyms):
-            rel[j] = max(float(rel[j]), NAMED)
     parts = phrase_parts(topic)
+    # a test bed is background, and naming it is no sign of the topic: neither overlap nor NAMED counts
+    tested = [tested_on(s, parts, acronyms) for ss in sents for s in ss] + [False] * (len(flat) - sum(map(len, sents)))
+    rel = topic_relevance(topic, flat, emb, lexical=[not t for t in tested])
+    for j, text in enumerate(flat):
+        if not tested[j] and names(text, phrases, acronyms):
+            rel[j] = max(float(rel[j]), NAMED)
     out, i = [], 0
     for h, ss, rs in zip(hits, sents, roles):
-        tested = frozenset(k for k, s in enumerate(ss) if tested_on(s, parts, acronyms))
         out.append(Reading(h, ss, list(rs) if len(rs) == len(ss) else ["other"] * len(ss), rel[i : i + len(ss)],
-                           tested=tested))
+                           tested=frozenset(k for k in range(len(ss)) if tested[i + k])))
         i += len(ss)
     for r, t in zip(out, titles):
         if t:
@@ -106,16 +107,16 @@ def read(topic: str, hits: list[Hit], emb) -> list[Reading]:
     return out
 
 
-def topic_relevance(topic: str, texts: list[str], emb) -> np.ndarray:
+def topic_relevance(topic: str, texts: list[str], emb, lexical: list[bool] | None = None) -> np.ndarray:
     """Each text's MiniLM cosine to the topic, plus OVERLAP_WEIGHT when it holds the topic's phrase, or one
-    of its parts' ("X and Y"), its words side by side (holds_phrase)."""
+    of its parts' ("X and Y"), its words side by side (holds_phrase); only where `lexical` allows."""
     if not texts:
         return np.zeros(0, dtype=np.float32)
     vecs = emb.embed_array([topic] + list(texts))
     sims = (vecs[1:] @ vecs[0]).astype(np.float32)
     parts = phrase_parts(topic)
     if parts:
-        held = [any(holds_phrase(t, p) for p in parts) for t in texts]
+        held = [(lexical is None or lexical[j]) and any(holds_phrase(t, p) for p in parts) for j, t in enumerate(texts)]
         sims = sims + OVERLAP_WEIGHT * np.array(held, dtype=np.float32)
     return sims
 
@@ -215,13 +216,19 @@ _BED_BEFORE = re.compile(_CUE + r"(?:\W+\w+){0,6}?\W+(?:on|to|with|using|across|
 _BED_AFTER = re.compile(r"^\W*(?:benchmarks?|datasets?|data\s+sets?|tasks|environments|suites?)\b", re.IGNORECASE)
 _PREP_BEFORE = re.compile(r"\b(?:on|across|using|with|over)(?:\W+[\w$]+){0,3}?\W*$", re.IGNORECASE)
 _BED_WINDOW = 12  # words before the topic that are read for a cue
+# A sentence that opens by saying where the work was tested: "Experiments on both synthetic and real-world
+# datasets further validate ...", "We test our theory on linear and polynomial regression tasks".
+_EVALUATION = re.compile(r"\W*(?:\w+\W+){0,4}?" + _CUE + r"(?:\W+\w+){0,4}?\W+(?:on|with|using|across|over)\b",
+                         re.IGNORECASE)
 
 
 def tested_on(sentence: str, parts: list[tuple[str, ...]], acronyms: set[str] = frozenset()) -> bool:
     """Whether the sentence names the topic (one of its parts, or an acronym) only as a test bed or an
-    application: "we evaluate on X", "experiments on X benchmarks", "applied to X". Such a sentence is
-    background to the topic, not the paper's contribution on it (a transformer paper "validates its
-    theory with experiments on both synthetic data and real-world tasks" is not a paper on synthetic data)."""
+    application: "we evaluate on X", "experiments on X benchmarks", "applied to X"; or, naming it not at
+    all, opens by saying where the work was tested ("Experiments on both synthetic and real-world datasets
+    validate ..."). Such a sentence is background to the topic, not the paper's contribution on it (a
+    transformer paper "validates its theory with experiments on both synthetic data and real-world
+    tasks" is not a paper on synthetic data)."""
     words, starts = _content(sentence)
     spans = []  # (start, end) of every place the sentence names the topic
     for p in parts:
@@ -230,8 +237,8 @@ def tested_on(sentence: str, parts: list[tuple[str, ...]], acronyms: set[str] = 
             spans.append((starts[i], last + len(_WORD.match(sentence, last).group())))
     for a in acronyms:
         spans += [m.span() for m in _acronym(a).finditer(sentence)]
-    if not spans:
-        return False
+    if not spans:  # a sentence reporting where the work was tested says where, not what it is about
+        return bool(_EVALUATION.match(sentence))
     for start, end in spans:
         while start > 1 and sentence[start - 1] == "-" and sentence[start - 2].isalnum():  # "in-context": from "in"
             start = _WORD_START.search(sentence[: start - 1]).start()
