@@ -167,7 +167,9 @@ def _content(text: str) -> tuple[list[str], list[int]]:
 
 
 def _occurrences(words: list[str], part: tuple[str, ...]) -> list[int]:
-    """Where the part's words stand side by side in the (stemmed content) words: their first's index."""
+    """Where the part's words stand side by side in the (stemmed content) words: their first's index.
+    Allowing one other word between two of them ("graph contrastive learning" for "graph learning") was
+    tried on bench/summarise_topics' tuning half: 5 more on-topic papers for 18 more cited, so no."""
     n = len(part)
     return [i for i in range(len(words) - n + 1) if tuple(words[i : i + n]) == part] if n else []
 
