@@ -258,7 +258,8 @@ def test_a_topic_named_only_as_a_test_bed_is_not_the_contribution():
     assert bed("optimal transport", "The method is applied to optimal transport between point clouds.")
     assert not bed("synthetic data", "We propose a generator of synthetic data for pretraining.")
     assert not bed("in-context learning", "Experiments show that in-context learning emerges from pretraining.")
-    assert not bed("synthetic data", "Synthetic data is cheap, and we evaluate on it.")  # named outside the test bed too
+    # named outside the test bed too
+    assert not bed("synthetic data", "Synthetic data is cheap, and we evaluate on it.")
 
 
 def test_a_topic_the_seeds_only_test_on_gets_no_summary(seeds_library):
