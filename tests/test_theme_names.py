@@ -117,3 +117,36 @@ def test_the_shared_phrase_names_the_group_and_no_two_groups_share_a_name():
     assert "tube bound" not in titles[0].lower()  # one paper's phrase does not name three
     assert concept(titles[0]) != concept(titles[1])
     assert all("offline" not in t.lower() for t in titles), titles  # the topic is not a theme's name
+
+
+def test_a_verb_a_cut_compound_or_a_section_heading_is_not_a_name():
+    from rag.tasks.theme_phrases import terms
+
+    # a verb before its object: "model capacity couples the depth" names "model capacity", never "... couples"
+    capacity = [_paper(0, "We show that the model capacity couples the depth of a network with its width. "
+                          "The model capacity couples memorisation and generalisation."),
+                _paper(1, "Our analysis finds that the model capacity couples the optimizer with the data.")]
+    # a Title-Case compound is named whole or not at all: not "Neural Networks" of "Graph Neural Networks"
+    gnn = [_paper(2, "We train Graph Neural Networks on molecules with Bayesian message passing."),
+           _paper(3, "Graph Neural Networks are made robust by Bayesian message passing over large graphs.")]
+    # a short title whose head is vague, or a section heading, does not name a one-paper theme
+    vague = [_paper(4, "Introduction. We sample from Hamiltonian Monte Carlo with Hamiltonian dynamics on manifolds.",
+                    title="A Bayesian Approach")]
+    names = [t for t, _ in name_themes([capacity, gnn, vague], capacity + gnn + vague, "deep learning")]
+    assert names[0] == "Model capacity", names
+    assert names[1] in ("Graph Neural Networks", "Bayesian message passing"), names
+    assert names[2] == "Hamiltonian Monte Carlo", names  # the adjective from a name kept, capitalised
+    cut = {s: c for _, s, c in terms("Recent work trains Graph Neural Networks on Reinforcement Learning from "
+                                     "Human Feedback data.")}
+    assert cut["Graph Neural Networks"] is False
+    assert cut["Neural Networks"] and cut["Graph Neural"] and cut["Human Feedback"]
+    assert not any(c for s, c in terms("A Survey of Graph Neural Networks", title=True) if s == "Neural Networks")
+    for written in ("Introduction", "Related work", "Computational strategies", "Future directions",
+                    "Proposed framework", "Editing applications", "encapsulates surface geometry",
+                    "Called spectral normalization", "Aforementioned recurrent models"):
+        term = " ".join(norm(w.lower()) for w in written.split())
+        assert not is_name(term, written), written
+    for written in ("Bayesian optimization", "Hamiltonian Monte Carlo", "Gaussian processes", "Riemannian manifolds",
+                    "Euclidean embeddings", "systems biology", "message passing"):
+        term = " ".join(norm(w.lower()) for w in written.split())
+        assert is_name(term, written), written

@@ -18,7 +18,8 @@ from collections import Counter
 import numpy as np
 
 from ..records import Paper
-from .theme_phrases import GENERIC, acronyms, broad, concept, is_name, stem, terms, text_key, verbs_of
+from .theme_phrases import (GENERIC, acronyms, broad, concept, is_name, proper_adjective, stem, terms, text_key, vague,
+                            verbs_of)
 from .themes import paper_text
 
 # A second phrase joins the first ("A and B") only when it describes the group nearly as well, and most
@@ -66,7 +67,7 @@ class _Corpus:
         self.seen: Counter = Counter()
         for pid in full:
             ts = terms(body.get(pid, ""))
-            tt = terms(titles.get(pid, ""))
+            tt = terms(titles.get(pid, ""), title=True)
             self.doc_terms[pid] = Counter(t for t, _, _ in ts + tt)
             for t, s, cut in ts:
                 self.surface.setdefault(t, Counter())[s] += 1
@@ -89,20 +90,26 @@ class _Corpus:
         forms = self.surface.get(term)
         if not forms:
             return term
-        # The most common written form; lower-case unless the authors write it otherwise (LoRA, Mamba).
+        # The most common written form; lower-case unless the authors write it otherwise (LoRA, Mamba),
+        # and an adjective from a name capitalised ("Bayesian optimization").
         best = forms.most_common(1)[0][0]
-        lower = sum(n for f, n in forms.items() if f == f.lower())
-        return best.lower() if lower * 2 >= sum(forms.values()) else best
+        lower = sum(n for f, n in forms.items() if all(w == w.lower() or proper_adjective(w) for w in f.split()))
+        return _unshout(best, lower=True) if lower * 2 >= sum(forms.values()) else best
 
     def holders(self, key: frozenset[str]) -> set[str]:
         sets = [self.postings.get(s, set()) for s in key]
         return set.intersection(*sets) if sets else set()
 
 
-def _unshout(s: str) -> str:
+def _unshout(s: str, lower: bool = False) -> str:
     """Title Case words as they would read in a sentence ("Regularized Generative Adversarial" ->
-    "regularized generative adversarial"); acronyms and inner capitals (GS-Pose, LoRA) stay."""
-    return " ".join(w.lower() if w[:1].isupper() and w[1:] == w[1:].lower() else w for w in s.split())
+    "regularized generative adversarial"); acronyms, inner capitals (GS-Pose, LoRA) and adjectives from a
+    name (Bayesian, Gaussian) stay. With lower=True, every word but those adjectives is lower-cased."""
+    def word(w: str) -> str:
+        if proper_adjective(w):
+            return w
+        return w.lower() if lower or (w[:1].isupper() and w[1:] == w[1:].lower()) else w
+    return " ".join(word(w) for w in s.split())
 
 
 def name_themes(groups: list[list], background: list[Paper], topic: str, emb=None,
@@ -135,17 +142,18 @@ def name_themes(groups: list[list], background: list[Paper], topic: str, emb=Non
             if len(chosen) >= n_terms:
                 break
         lead = g[0] if g else None
-        if len(g) == 1 and lead and lead.title and not lead.title_derived and len(lead.title.split()) <= 6:
-            out.append((lead.title.rstrip(". "), []))  # one paper: its own (short) title names it best
-            used.append(concept(lead.title, corpus.acr))
+        short = _short_title(lead)
+        if len(g) == 1 and short:
+            out.append((short, []))  # one paper: its own (short) title names it best
+            used.append(concept(short, corpus.acr))
             continue
         if not chosen:  # no phrase of its own: the lead paper's short title, else its first noun phrase
-            if lead and lead.title and not lead.title_derived and len(lead.title.split()) <= 6:
-                out.append((lead.title.rstrip(". "), []))
+            if short:
+                out.append((short, []))
                 continue
             own = [(t, s) for t, s, cut in terms(paper_text(lead)) if " " in t and not cut and is_name(t, s, corpus.verbs)
                    and not concept(s, corpus.acr) <= topic_key]
-            label = corpus.written(own[0][0]) if own else (lead.title if lead else "Other")
+            label = corpus.written(own[0][0]) if own else ((lead.title if lead else "") or "Other")
             out.append((label[:1].upper() + label[1:], [label]))
             continue
         used.extend(k for _, k, _, _ in chosen)
@@ -153,6 +161,14 @@ def name_themes(groups: list[list], background: list[Paper], topic: str, emb=Non
         text = " and ".join(labels)
         out.append((text[:1].upper() + text[1:], labels))
     return out
+
+
+def _short_title(p: Paper | None) -> str:
+    """A paper's authored title when it can name a theme: six words at most, not vague ("A Bayesian
+    approach", "Introduction")."""
+    if not p or not p.title or p.title_derived or len(p.title.split()) > 6 or vague(p.title):
+        return ""
+    return p.title.rstrip(". ")
 
 
 def _ranked(gi: int, g: list[Paper], in_group: Counter, corpus: _Corpus, topic_key: frozenset[str], emb,

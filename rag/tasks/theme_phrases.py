@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .theme_words import (ADJ_PIECE, ADJ_SUFFIX, BROAD, GENERIC, ING_NOUNS, KNOWN_ACRONYMS, NOT_EDGE, NOUN_AR,
-                          NOUN_ENDINGS_OK, STOP, VERBS)
+from .theme_words import (ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS, NOT_EDGE,
+                          NOT_PROPER_ADJ, NOUN_AR, NOUN_ENDINGS_OK, PLURAL_MODIFIERS, SECTION_WORDS, STOP, VAGUE_HEADS,
+                          VERBS)
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-\u2011][A-Za-z0-9]+)*")
 
@@ -34,25 +35,66 @@ def _word_ok(w: str) -> bool:
     return len(lw) >= 4 or sum(c.isupper() for c in w) >= 2
 
 
-def terms(text: str) -> list[tuple[str, str, bool]]:
+def terms(text: str, title: bool = False) -> list[tuple[str, str, bool]]:
     """(normalised, surface, cut short) n-grams of one to four words that do not cross punctuation or stop
-    words; "cut short" when the next word is an adjective, so the phrase is the start of a longer one
-    ("Multi-Channel Graph" of "Multi-Channel Graph Neural Networks")."""
+    words. "Cut short" when the phrase is the start of a longer one (the next word is an adjective:
+    "Multi-Channel Graph" of "Multi-Channel Graph Neural Networks"), a piece of a Title-Case compound in a
+    sentence ("Neural Networks" of "... uses Graph Neural Networks", "Human Feedback" of "Reinforcement
+    Learning from Human Feedback"; a title's Title Case is no compound: title=True), or ends in a verb
+    ("model capacity couples" of "model capacity couples the depth")."""
     out: list[tuple[str, str, bool]] = []
     for segment in re.split(r"[.,;:!?()\[\]{}\"“”]|\s[-–—]\s", clean(text)):
-        run: list[tuple[str, str]] = []
-        for w in _TOKEN.findall(segment) + [""]:
+        tokens = _TOKEN.findall(segment)
+        start = 0
+        for j, w in enumerate(tokens + [""]):
             if w and _word_ok(w):
-                run.append((norm(w.lower()), w))
                 continue
+            run = [(norm(x.lower()), x) for x in tokens[start:j]]
             for i in range(len(run)):
                 for n in (1, 2, 3, 4):
                     if i + n <= len(run):
                         part = run[i : i + n]
-                        cut = i + n < len(run) and adjective_like(run[i + n][1])
+                        cut = (i + n < len(run) and adjective_like(run[i + n][1])) or \
+                            (not title and _in_compound(tokens, start + i, start + i + n)) or \
+                            (i + n == len(run) and _verb_before(run[-1][1], w))
                         out.append((" ".join(x for x, _ in part), " ".join(y for _, y in part), cut))
-            run = []
+            start = j + 1
     return out
+
+
+def _titled(w: str) -> bool:
+    """Written with a capital and small letters after it (Graph, Multi-Channel, LoRA), not an acronym (GNN)."""
+    return w[:1].isupper() and any(c.islower() for c in w)
+
+
+def proper_adjective(w: str) -> bool:
+    """An adjective from a name, capitalised wherever it stands: Bayesian, Gaussian, Hamiltonian, Euclidean."""
+    return _titled(w) and w.lower().endswith(("ian", "ean")) and len(w) >= 6 and w.lower() not in NOT_PROPER_ADJ
+
+
+_LINKS = {"of", "from", "for", "with", "and", "in", "on", "to", "via"}  # inside a Title-Case name
+
+
+def _in_compound(tokens: list[str], a: int, b: int) -> bool:
+    """Whether tokens[a:b] is a piece of a longer Title-Case name: a capitalised word next to its first or
+    last, directly or across a small word ("Learning from Human Feedback"). The segment's first word may
+    be capitalised only as a sentence's first: it joins no proper adjective ("Sparse Gaussian processes")."""
+    def joined(x: int, y: int) -> bool:  # tokens x < y, adjacent or one link apart
+        if not (0 <= x and y < len(tokens) and _titled(tokens[x]) and _titled(tokens[y])):
+            return False
+        if tokens[x].lower() in STOP or tokens[y].lower() in STOP:
+            return False  # "We", "The", "Recent" open a sentence
+        if y - x == 2 and (tokens[x + 1] not in _LINKS or proper_adjective(tokens[y])):
+            return False  # "Learning from Human Feedback", not "Networks with Bayesian message passing"
+        return not (x == 0 and proper_adjective(tokens[y]))
+    return any(joined(a - d, a) or joined(b - 1, b - 1 + d) for d in (1, 2))
+
+
+def _verb_before(w: str, following: str) -> bool:
+    """A word ending in -s before a determiner is a verb ("couples the", "encapsulates a")."""
+    lw = w.lower()
+    return following.lower() in DETERMINERS and lw.endswith("s") and not lw.endswith(("ss", "us", "is", "ics")) and \
+        sum(c.isupper() for c in w) < 2
 
 
 def norm(w: str) -> str:
@@ -98,14 +140,16 @@ _AFTER_NOUN = {"the", "a", "an", "of", "our", "this", "these", "its", "their", "
 
 def verbs_of(texts: list[str]) -> set[str]:
     """Words the texts use as verbs more than as nouns: found after "we", "to", "which", "is" … more often
-    than after "the", "of", "our" … ("we identify", "which encodes", "is called": not the start of a name)."""
+    than after "the", "of", "our" … ("we identify", "which encodes", "is called": not the start of a name),
+    or end in -s before a determiner ("capacity couples the depth")."""
     as_verb: dict[str, int] = {}
     as_noun: dict[str, int] = {}
     for text in texts:
         words = re.findall(r"[A-Za-z][A-Za-z-]*", text)
-        for prev, w in zip(words, words[1:]):
-            prev, w = prev.lower(), norm(w.lower())
-            if prev in _AFTER_VERB or (prev in _BE and w.endswith("ed")):
+        for prev, w, nxt in zip(words, words[1:], words[2:] + [""]):
+            prev, raw, w = prev.lower(), w, norm(w.lower())
+            if prev in _AFTER_VERB or (prev in _BE and w.endswith("ed")) or \
+                    (prev not in _AFTER_NOUN and _verb_before(raw, nxt)):  # "model capacity couples the"
                 as_verb[w] = as_verb.get(w, 0) + 1
             elif prev in _AFTER_NOUN:
                 as_noun[w] = as_noun.get(w, 0) + 1
@@ -124,7 +168,12 @@ def is_name(term: str, surface: str = "", verbs: set[str] | frozenset[str] = fro
         return False
     if any(w.endswith("ly") and w not in NOUN_ENDINGS_OK for w in words):
         return False  # an adverb: a clause cut short ("linear attention fundamentally falls")
-    last = surface.split()[-1] if surface and len(surface.split()) == len(words) else words[-1]
+    if vague(term):
+        return False
+    shown = surface.split() if surface and len(surface.split()) == len(words) else []
+    last = shown[-1] if shown else words[-1]
+    if len(words) >= 2 and shown and _plural_opening(shown[0]):
+        return False  # "encapsulates surface geometry": a verb, or a plural no name opens with
     if len(words) >= 2:
         adverb = words[0].endswith("ly") and words[0] not in NOUN_ENDINGS_OK  # not "anomaly detection"
         return words[0] not in NOT_EDGE and not adverb and not adjective_like(last)
@@ -133,6 +182,19 @@ def is_name(term: str, surface: str = "", verbs: set[str] | frozenset[str] = fro
         return False  # "Zero-Shot", "graph-based", "single-location" (of "single-location regression")
     return (w[:1].isupper() and not w.isupper() and w.lower() not in NOT_EDGE and w[1:] != w[1:].lower()) or \
         (sum(c.isupper() for c in w) >= 2) or ("-" in w and not adjective_like(term))
+
+
+def vague(name: str) -> bool:
+    """A name too vague to title a paragraph: its head says only what kind of thing it is ("Computational
+    strategies", "A Bayesian approach", "Future directions"), or it holds a section heading ("Introduction")."""
+    words = [norm(w) for w in re.findall(r"[a-z][a-z0-9-]*", name.lower())]
+    return bool(words) and (words[-1] in VAGUE_HEADS or any(w in SECTION_WORDS for w in words))
+
+
+def _plural_opening(w: str) -> bool:
+    lw = w.lower()
+    return (w[:1].islower() and lw.endswith("s") and not lw.endswith(("ss", "us", "is", "ics", "ous"))
+            and "-" not in lw and lw not in PLURAL_MODIFIERS)
 
 
 # -- concepts: how two names, a name and the topic, or a name and a paper are compared

@@ -60,6 +60,8 @@ deep neural generative adversarial discriminative probabilistic stochastic deter
 multi-modal multimodal visual spatial temporal robust accurate scalable efficient effective optimal
 advanced current inherent recent modern traditional classical conventional typical prominent popular powerful
 promising remarkable significant substantial strong good great crucial critical essential best
+called termed dubbed named coined aforementioned additional further other extra appropriate suitable flexible
+future desired given high low proper practical useful
 """.split())
 # Verbs (terms are plural-folded: "requires" -> "require"): a phrase holding one is a clause cut short
 # ("self-consistency requires", "GS-Pose operates", "Detect unlabeled errors").
@@ -72,7 +74,9 @@ VERBS = {"way", "thing", "lot", "kind", "part", "use", "fact", "issue", "work", 
           "generate", "leverage", "exploit", "consist", "contain", "employ", "incorporate", "integrate",
           "introduce", "propose", "present", "develop", "design", "extend", "combine", "focus", "aim",
           "adapt", "obtain", "outline", "tackle", "handle", "mitigate", "overcome", "address", "boost", "fall",
-          "revisit", "rethink", "bridge", "unify", "lift", "interpolate", "underpin", "admit", "gain", "rise"}
+          "revisit", "rethink", "bridge", "unify", "lift", "interpolate", "underpin", "admit", "gain", "rise",
+          "couple", "govern", "dominate", "encapsulate", "determine", "characterize", "characterise", "exceed",
+          "surpass", "outweigh", "persist"}
 # "-ing" words that are nouns at the head of a phrase ("learning rate", "rendering quality"); any other
 # "-ing" word opening a phrase is a verb ("Assessing generative adversarial", "Inducing grammars").
 ING_NOUNS = set("""
@@ -83,6 +87,7 @@ understanding answering captioning parsing tagging filtering denoising inpaintin
 manufacturing teaching reading writing meta-learning pretraining pre-training self-training morphing
 scaling thinking caching batching masking smoothing shaping clipping checkpointing merging steering unlearning
 watermarking reranking forgetting coloring colouring partitioning coding decoding indexing imaging sensing
+passing
 """.split())
 # Nouns that end like adjectives; any other word so ending is read as an adjective ("clouds neural",
 # "semi-supervised probabilistic", "Multi-Channel Graph" is fine, "Deep neural" is not).
@@ -121,3 +126,20 @@ KNOWN_ACRONYMS = {
     "ot": "optimal transport", "ssm": "state space model", "vae": "variational autoencoder",
     "dnn": "deep neural network", "kg": "knowledge graph", "qa": "question answering", "mt": "machine translation",
 }
+# Heads too vague to end a name: "Computational strategies", "Future directions", "A Bayesian approach"
+# (compared plural-folded), and words of a paper's section headings, which name no subject anywhere in it.
+VAGUE_HEADS = set("""
+approach method methodology framework technique strategy direction paradigm scheme perspective overview
+result finding contribution solution tool idea insight aspect issue problem challenge way application
+study work survey review experiment baseline practice lesson
+""".split())
+SECTION_WORDS = set("introduction conclusion discussion background abstract preliminary preliminaries appendix".split())
+# Determiners after which a word ending in -s is a verb, not a plural noun ("model capacity couples the ...").
+DETERMINERS = set("the a an this these that those its their our each every both such any all".split())
+# Words ending in -s that open a noun phrase as nouns ("systems biology", "sports analytics").
+PLURAL_MODIFIERS = set("""systems sports news arts series species means lens gas bias atlas chaos corpus
+analytics physics dynamics robotics mathematics economics statistics graphics logistics genetics linguistics
+ethics optics kinetics mechanics acoustics semantics diagnostics""".split())
+# Words ending in -ian / -ean that are not adjectives from a name ("Bayesian", "Gaussian", "Euclidean" are).
+NOT_PROPER_ADJ = set("""median guardian civilian pedestrian librarian comedian musician physician technician
+politician veterinarian custodian historian ocean""".split())
