@@ -520,3 +520,108 @@ def test_llm_paragraph_without_citations_is_flagged(seeds_library):
     res = summarise("diffusion models", seeds_library, settings=seeds_library.settings, model=model)
     assert not res.citations
     assert any("cited none of its sources" in f for f in res.flags)
+
+
+# ----------------------------------------------------------------------------------------- issue 16 (items 3-6)
+
+
+def _reading(sentences, roles, relevance, pid="x1"):
+    import numpy as np
+
+    from rag.records import Hit
+    from rag.tasks.topicality import Reading
+
+    paper = Paper(paper_id=pid, abstract=" ".join(sentences), title="A paper", title_derived=True)
+    return Reading(Hit(paper=paper), list(sentences), list(roles), np.array(relevance, dtype=np.float32))
+
+
+def test_a_paragraph_quotes_what_a_paper_did_not_its_background_or_a_definition():
+    import numpy as np
+
+    from rag.tasks.summary_writers import _pick, roles_read
+
+    defining = "Optimal transport is a powerful tool for comparing probability distributions across domains."
+    hard = "Computing optimal transport plans between large empirical measures remains expensive in high dimension."
+    ours = "Here we show that entropic optimal transport plans can be computed in linear time on sparse graphs."
+    leaning = "To address this, we propose a sliced estimator of transport costs that scales linearly in samples."
+    # the classifier takes the definition for the method and the paper's own "Here we show ..." for background
+    r = _reading([defining, hard, ours], ["method", "background", "background"], [0.9, 0.7, 0.75])
+    assert roles_read(r) == ["background", "background", "objective"]
+    sentence, shown = _pick(r, np.zeros(3), set())
+    assert sentence == shown == ours
+    # a sentence whose opening alone leans is quoted by its main clause, the abstract's own words
+    r = _reading([defining, hard, leaning], ["background", "background", "method"], [0.9, 0.7, 0.75])
+    sentence, shown = _pick(r, np.zeros(3), set())
+    assert sentence == leaning and shown == "We propose a sliced estimator of transport costs that scales linearly in samples."
+
+
+def test_the_overview_names_every_theme_and_quotes_each_ones_contribution(several):
+    from rag.sentences import split_sentences
+    from rag.voice import defines
+
+    for res in several:
+        overview = split_sentences(res.summary)
+        n = len(res.themes)
+        assert f"in {n} theme{'s' if n != 1 else ''}" in overview[0], overview[0]
+        assert "1 themes" not in res.summary and "1 papers" not in res.summary
+        if n > 1:
+            # every theme named, with its paper count, and each theme's lead paper quoted once after the lead line
+            for t in res.themes:
+                assert t.title[1:].lower() in overview[0].lower(), (t.title, overview[0])
+                k = len(t.citations)
+                assert f"({k} paper{'s' if k != 1 else ''} " in overview[0], (t.title, overview[0])
+            quoted = [int(m) for s in overview[1:] for m in MARK.findall(s)]
+            assert len(overview) == 1 + n, overview
+            assert [any(q == c.n for c in t.citations) for q, t in zip(quoted, res.themes)] == [True] * n
+        for s in overview[1:] + [x for t in res.themes for x in split_sentences(t.text)]:
+            assert MARK.search(s), s
+        # no paragraph of several papers quotes a definition of a term as a paper's contribution
+        quoted_definitions = [s for t in res.themes for s in split_sentences(t.text) if defines(MARK.sub("", s))]
+        assert len(quoted_definitions) <= 1, quoted_definitions
+
+
+class _Recording(BaseChatModel):
+    """Answers each map prompt with a paragraph citing its sources, and the reduce prompt with sentences
+    cited, uncited and citing no paper; keeps every prompt it was given."""
+
+    prompts: list = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "recording-fake"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kw):
+        text = messages[-1].content
+        self.prompts.append(text)
+        if "overview paragraph" in text:
+            out = ("The area studies how learning is spread over many machines [1][2]. "
+                   "It is a fast-moving field. Several works disagree on this [99].")
+        else:
+            n = len(re.findall(r'<source n="', text))
+            out = "Title: A theme\n" + " ".join(f"Source {i} studies part of the area [{i}]." for i in range(1, n + 1))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=out))])
+
+
+def test_llm_mode_writes_each_theme_from_the_papers_extractive_mode_groups_there(seeds_library, several):
+    from rag.citations import quote
+
+    extractive = several[1]  # federated and distributed learning: several themes
+    assert extractive.topic == "federated and distributed learning" and len(extractive.themes) >= 2
+    model = _Recording(prompts=[])
+    res = summarise(extractive.topic, seeds_library, settings=seeds_library.settings, model=model)
+    maps = [p for p in model.prompts if "overview paragraph" not in p]
+    titles = {c.paper.paper_id: f'title="{quote(c.paper.title)}"' for c in extractive.citations}
+
+    def papers_in(prompt: str) -> frozenset[str]:
+        return frozenset(pid for pid, t in titles.items() if t in prompt)
+
+    # the model writes each theme from exactly the papers extractive mode groups there, nothing else
+    assert sorted(map(papers_in, maps), key=sorted) == sorted(
+        (frozenset(c.paper.paper_id for c in t.citations) for t in extractive.themes), key=sorted)
+    assert all(len(re.findall(r'<source n="', p)) == len(papers_in(p)) for p in maps)
+    assert len(res.themes) == len(extractive.themes) and cited_ids(res) == cited_ids(extractive)
+    # after: the overview keeps only sentences with a valid citation; the others are named in the flags
+    assert res.summary.startswith("The library holds") and "The area studies how learning" in res.summary
+    assert "fast-moving field" not in res.summary and "disagree" not in res.summary and "[99]" not in res.summary
+    assert any("dropped from the overview" in f and "fast-moving" in f for f in res.flags)
+    assert_citations_resolve(res)

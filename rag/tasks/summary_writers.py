@@ -17,10 +17,11 @@ from ..prompts import load_prompt
 from ..records import Citation
 from ..settings import Settings
 from ..snippets import snippet
-from ..standalone import stands_alone
+from ..standalone import standing, stands_alone
+from ..voice import defines, own_voice
 from .ask import format_sources
 from .summary import Summary, Theme, ThemeDraft
-from .topicality import BACKGROUND_DISCOUNT, Reading
+from .topicality import BACKGROUND_DISCOUNT, CONTRIBUTION, Reading
 
 _MARKS = re.compile(r"\[(\d+)\]")
 
@@ -109,20 +110,51 @@ def _central(readings: list[Reading], emb: CachedEmbedder) -> list[np.ndarray]:
     return out
 
 
+def roles_read(r: Reading) -> list[str]:
+    """The paper's sentence roles as a summary reads them: a sentence in the paper's own voice ("We propose
+    ...", "Here we show ...") is a contribution (objective) whatever the classifier says, and a definition
+    ("X is a Y that ...", "X refers to ...") is background (rag.voice). With no role known (every sentence
+    is 'other', e.g. the tests' hashing embedder) only definitions change."""
+    known = any(role != "other" for role in r.roles)
+    out = []
+    for s, role in zip(r.sentences, r.roles):
+        if own_voice(s) and role not in CONTRIBUTION:
+            role = "objective" if known else role
+        elif defines(s):
+            role = "background"
+        out.append(role)
+    return out
+
+
+def quotable(s: str) -> str | None:
+    """The sentence as a summary can quote it: itself when it stands alone; its main clause when only an
+    opening clause leans on the sentence before ("To address this, we propose X" -> "We propose X",
+    rag.standalone.standing) and that clause stands alone; else None."""
+    if stands_alone(s):
+        return s
+    clause = standing(s)
+    return clause if clause and clause != s.strip() and stands_alone(clause) else None
+
+
 def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bool = False,
-          topical: float = 0.5) -> str:
-    """The paper's sentence that is on the topic and central to it, preferring its contribution
-    (objective, method, result) over background; among sentences that stand alone, are on the topic and
-    not used yet if there are any, then those that stand alone and are not used, then used ones, else any."""
+          topical: float = 0.5) -> tuple[str, str]:
+    """(the sentence, as quoted) of the paper that is on the topic and central to it, preferring its
+    contribution (objective, method, result; rag.voice's reading) over background; among sentences that
+    stand alone (or whose main clause does), are on the topic and not used yet if there are any, then
+    those that stand alone and are not used, then used ones, else any."""
     if not r.sentences:
-        return r.paper.abstract
-    contrib = set(r.contribution())
+        return r.paper.abstract, r.paper.abstract
+    roles = roles_read(r)
+    # as Reading.contribution(): every sentence when none is a contribution, but never a definition
+    contrib = {i for i, role in enumerate(roles) if role in CONTRIBUTION} or \
+        {i for i, s in enumerate(r.sentences) if not defines(s)}
     idx = range(len(r.sentences))
     # relevance as the paper's score counts it (background discounted), centrality, the role's bonus
     score = {i: topical * float(r.relevance[i] - (0.0 if i in contrib else BACKGROUND_DISCOUNT))
              + (1 - topical) * float(central[i])
-             + _ROLE_BONUS.get(r.roles[i], 0.0) for i in idx}
-    alone = [i for i in idx if stands_alone(r.sentences[i])]
+             + _ROLE_BONUS.get(roles[i], 0.0) for i in idx}
+    shown = {i: quotable(r.sentences[i]) for i in idx}
+    alone = [i for i in idx if shown[i]]
     fresh = [i for i in alone if r.sentences[i] not in used]
     # A sentence less than OFF_TOPIC times as relevant as the paper's most topical standalone one (the DPO
     # paper's "A toy experiment ... is given" in RLHF) is quoted only when nothing else stands alone.
@@ -140,8 +172,9 @@ def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bo
     tiers = on[:-1] + [fresh] + on[-1:] + [alone, [i for i in idx if r.sentences[i] not in used], list(idx)]
     for tier in tiers:
         if tier:
-            return r.sentences[max(tier, key=lambda i: (score[i], -i))]
-    return r.sentences[0]
+            i = max(tier, key=lambda i: (score[i], -i))
+            return r.sentences[i], shown[i] or r.sentences[i]
+    return r.sentences[0], r.sentences[0]
 
 
 def _cite(sentence: str, n: int) -> str:
@@ -161,22 +194,22 @@ def _marks(ns: list[int]) -> str:
 
 
 def overview_lead(topic: str, drafts: list[ThemeDraft], themes: list[Theme]) -> str:
-    """How the area divides, each theme's papers cited: 'The library holds 5 papers on “X” in 2 themes:
-    a (3 papers [1][2][3]) and b (2 papers [4][5]).' It counts only the papers summarised."""
+    """How the area divides, each theme named with its papers counted and cited: 'The library holds 5 papers
+    on “X” in 2 themes: a (3 papers [1][2][3]) and b (2 papers [4][5]).'; one theme is the topic itself:
+    'The library holds 2 papers on “X” in 1 theme [1][2].' It counts only the papers summarised."""
     n = sum(len(d.readings) for d in drafts)
     if n == 0:
         return ""
+    head = f"The library holds {_count(n, 'paper')} on “{topic}” in {_count(len(drafts), 'theme')}"
     if len(drafts) == 1:
-        return f"The library holds {_n_papers(n)} on “{topic}” {_marks([c.n for c in themes[0].citations])}.".replace(
-            " .", ".")
-    parts = [f"{_in_sentence(d)} ({_n_papers(len(d.readings))} {_marks([c.n for c in t.citations])})".replace(" )", ")")
-             for d, t in zip(drafts, themes)]
-    return f"The library holds {_n_papers(n)} on “{topic}” in {len(drafts)} themes: " + ", ".join(parts[:-1]) + \
-        f" and {parts[-1]}."
+        return f"{head} {_marks([c.n for c in themes[0].citations])}.".replace(" .", ".")
+    parts = [f"{_in_sentence(d)} ({_count(len(d.readings), 'paper')} {_marks([c.n for c in t.citations])})".replace(
+        " )", ")") for d, t in zip(drafts, themes)]
+    return f"{head}: " + ", ".join(parts[:-1]) + f" and {parts[-1]}."
 
 
-def _n_papers(n: int) -> str:
-    return f"{n} paper{'s' if n != 1 else ''}"
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, on_token) -> Summary:
@@ -187,23 +220,23 @@ def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, 
     index = {p.paper_id: i for i, p in enumerate(all_papers)}
     central = dict(zip(index, _central(readings, emb)))
     used: set[str] = set()
-    # The overview first: each theme's clearest contribution, from its lead paper (up to four themes;
-    # the two best papers' when the area is one theme).
+    # The overview first: each theme's clearest contribution, from its lead paper (every theme; the two best
+    # papers' when the area is one theme).
     quoted = []
     # (one paper: its paragraph below is its contribution; the overview only counts it)
-    leads = [t.readings[0] for t in themes[:4]] if len(themes) > 1 else themes[0].readings[:2] if themes else []
+    leads = [t.readings[0] for t in themes] if len(themes) > 1 else themes[0].readings[:2] if themes else []
     leads = leads if len(readings) > 1 else []
     for r in leads:
-        s = _pick(r, central[r.paper.paper_id], used, contribution_only=True, topical=0.7)
+        s, shown = _pick(r, central[r.paper.paper_id], used, contribution_only=True, topical=0.7)
         used.add(s)
-        quoted.append(_cite(s, index[r.paper.paper_id] + 1))
+        quoted.append(_cite(shown, index[r.paper.paper_id] + 1))
     theme_parts: list[tuple[ThemeDraft, _Part]] = []
     for t in themes:
         pieces = []
         for r in t.readings:
-            s = _pick(r, central[r.paper.paper_id], used)
+            s, shown = _pick(r, central[r.paper.paper_id], used)
             used.add(s)
-            pieces.append(_cite(s, index[r.paper.paper_id] + 1))
+            pieces.append(_cite(shown, index[r.paper.paper_id] + 1))
         theme_parts.append((t, _Part(check(" ".join(pieces), all_papers, emb, require_citations=False))))
     overview = _Part(check(" ".join(quoted), all_papers, emb, require_citations=False))
     summary, out_themes, refs = _assemble(overview, theme_parts)
@@ -252,13 +285,27 @@ def write_llm(topic: str, themes: list[ThemeDraft], settings: Settings, model, e
         ("user", load_prompt("summarise_reduce", pd)),
     ]) | model | StrOutputParser()
     overview_draft = reduce_chain.invoke({"topic": topic, "themes": paragraphs}) if sources else ""
-    overview = _Part(check(strip_title(overview_draft), sources, emb, require_citations=True))
+    overview = _Part(cited_only(check(strip_title(overview_draft), sources, emb, require_citations=True)))
     summary, out_themes, refs = _assemble(overview, theme_parts)
     summary = f"{overview_lead(topic, themes, out_themes)} {summary}".strip()  # the same orientation as extractive
     if on_token:
         on_token(summary)
     return Summary(topic=topic, summary=summary, themes=out_themes, citations=refs, mode="llm",
                    flags=flags + _flags([overview] + [p for _, p in theme_parts]))
+
+
+def cited_only(checked: CheckedAnswer) -> CheckedAnswer:
+    """The overview without its sentences that carry no valid citation (none, or only numbers that
+    resolve to no paper): the model's claims about the area stand only on papers the reader can open.
+    Each sentence dropped is named in the flags."""
+    kept = [(s, nums) for s, nums in checked.sentences if nums]
+    dropped = [s for s, nums in checked.sentences if not nums and s.strip()]
+    if not dropped:
+        return checked
+    flags = [f for f in checked.flags if not f.startswith("uncited: ")]
+    flags += [f"dropped from the overview (no valid citation): “{s}”" for s in dropped]
+    text = " ".join(f"{_no_end(s)} {_marks(nums)}." for s, nums in kept)
+    return CheckedAnswer(text=text, citations=checked.citations, flags=flags, sentences=kept)
 
 
 def _split_title(draft: str) -> tuple[str, str]:
