@@ -532,7 +532,7 @@ def _reading(sentences, roles, relevance, pid="x1"):
     from rag.tasks.topicality import Reading
 
     paper = Paper(paper_id=pid, abstract=" ".join(sentences), title="A paper", title_derived=True)
-    return Reading(Hit(paper=paper), list(sentences), list(roles), np.array(relevance, dtype=np.float32))
+    return Reading(Hit(paper=paper, score=1.0, text=paper.abstract), list(sentences), list(roles), np.array(relevance, dtype=np.float32))
 
 
 def test_a_paragraph_quotes_what_a_paper_did_not_its_background_or_a_definition():
