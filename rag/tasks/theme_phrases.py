@@ -72,7 +72,7 @@ def proper_adjective(w: str) -> bool:
     return _titled(w) and w.lower().endswith(("ian", "ean")) and len(w) >= 6 and w.lower() not in NOT_PROPER_ADJ
 
 
-_LINKS = {"of", "from", "for", "with", "and", "in", "on", "to", "via"}  # inside a Title-Case name
+_LINKS = {"of", "from"}  # inside a Title-Case name: "Mixture of Experts", "Learning from Human Feedback"
 
 
 def _in_compound(tokens: list[str], a: int, b: int) -> bool:
