@@ -224,9 +224,10 @@ def test_gnn_summary_leaves_out_papers_that_share_only_words_of_the_phrase(seeds
     assert seed(seeds_library, "004:13").paper_id in cited_ids(res)  # the minimax analysis of ReLU GNNs
     assert seed(seeds_library, "004:18").paper_id not in cited_ids(res)  # DAG-ReLU parameter spaces
     assert seed(seeds_library, "004:7").paper_id not in cited_ids(res)  # scaling laws
-    # The one paper's paragraph quotes what it found, not its opening that merely names GNNs
+    # The one paper's paragraph quotes what it did or found ("This paper develops a minimax analysis ...", its
+    # own voice, is a contribution whatever the classifier says), not its opening that merely names GNNs
     text = " ".join(t.text for t in res.themes)
-    assert "worst-case generalization error" in text
+    assert "worst-case generalization error" in text or "This paper develops a minimax analysis" in text
     assert "achieve strong empirical performance across domains" not in text
     assert_citations_resolve(res)
 
@@ -563,7 +564,7 @@ def test_the_overview_names_every_theme_and_quotes_each_ones_contribution(severa
         overview = split_sentences(res.summary)
         n = len(res.themes)
         assert f"in {n} theme{'s' if n != 1 else ''}" in overview[0], overview[0]
-        assert "1 themes" not in res.summary and "1 papers" not in res.summary
+        assert not re.search(r"\b1 (themes|papers)\b", res.summary), res.summary
         if n > 1:
             # every theme named, with its paper count, and each theme's lead paper quoted once after the lead line
             for t in res.themes:
