@@ -94,7 +94,7 @@ def _verb_before(w: str, following: str) -> bool:
     """A word ending in -s before a determiner is a verb ("couples the", "encapsulates a")."""
     lw = w.lower()
     return following.lower() in DETERMINERS and lw.endswith("s") and not lw.endswith(("ss", "us", "is", "ics")) and \
-        sum(c.isupper() for c in w) < 2
+        sum(c.isupper() for c in w) < 2 and lw not in PLURAL_MODIFIERS
 
 
 def norm(w: str) -> str:
@@ -123,7 +123,8 @@ def adjective_like(w: str) -> bool:
 
 
 def _verb_like(w: str, first: bool, n_words: int) -> bool:
-    if w in VERBS:
+    # "possesses", "matches" fold to "possesse", "matche": the verb is without the -e
+    if w in VERBS or (w.endswith(("sse", "she", "che", "xe")) and w[:-1] in VERBS):
         return True
     # an -ing word opening a phrase of several words acts on the rest ("Exploring adversarial robustness"),
     # and after its first word it is a participle ("decomposition comprising RKHS")
@@ -145,8 +146,17 @@ def verbs_of(texts: list[str]) -> set[str]:
     as_verb: dict[str, int] = {}
     as_noun: dict[str, int] = {}
     for text in texts:
-        words = re.findall(r"[A-Za-z][A-Za-z-]*", text)
-        for prev, w, nxt in zip(words, words[1:], words[2:] + [""]):
+        # the word after, within the clause: "Networks. The generator" is no verb before a determiner
+        marked = re.findall(r"[A-Za-z][A-Za-z-]*|[^\sA-Za-z0-9-]", text)
+        after = {}
+        for k, (a, b) in enumerate(zip(marked, marked[1:] + [""])):
+            after[k] = b if b[:1].isalpha() else ""
+        words, nexts = [], []
+        for k, x in enumerate(marked):
+            if x[:1].isalpha():
+                words.append(x)
+                nexts.append(after[k])
+        for prev, w, nxt in zip(words, words[1:], nexts[1:]):
             prev, raw, w = prev.lower(), w, norm(w.lower())
             if prev in _AFTER_VERB or (prev in _BE and w.endswith("ed")) or \
                     (prev not in _AFTER_NOUN and _verb_before(raw, nxt)):  # "model capacity couples the"

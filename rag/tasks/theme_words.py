@@ -24,7 +24,7 @@ theoretical theoretically theory analysis analyze analyse analyzed establish est
 prove proves proved yields yield obtain obtains obtained consider considers considered develop develops
 developed well-known widely fundamental understanding understood poorly terms term setting settings
 however still despite whereas compared respectively finally moreover additionally thereby first second
-state-of-the-art sota
+state-of-the-art sota instead
 """.split())
 # Words too general to name a theme alone, or together ("Labeled data", "Success rate", "Deep neural"):
 # fine inside a phrase that has a word of its own ("graph neural networks").
@@ -61,7 +61,7 @@ multi-modal multimodal visual spatial temporal robust accurate scalable efficien
 advanced current inherent recent modern traditional classical conventional typical prominent popular powerful
 promising remarkable significant substantial strong good great crucial critical essential best
 called termed dubbed named coined aforementioned additional further other extra appropriate suitable flexible
-future desired given high low proper practical useful
+future desired given proper practical useful usual instead
 """.split())
 # Verbs (terms are plural-folded: "requires" -> "require"): a phrase holding one is a clause cut short
 # ("self-consistency requires", "GS-Pose operates", "Detect unlabeled errors").
@@ -76,7 +76,7 @@ VERBS = {"way", "thing", "lot", "kind", "part", "use", "fact", "issue", "work", 
           "adapt", "obtain", "outline", "tackle", "handle", "mitigate", "overcome", "address", "boost", "fall",
           "revisit", "rethink", "bridge", "unify", "lift", "interpolate", "underpin", "admit", "gain", "rise",
           "couple", "govern", "dominate", "encapsulate", "determine", "characterize", "characterise", "exceed",
-          "surpass", "outweigh", "persist"}
+          "surpass", "outweigh", "persist", "possess"}
 # "-ing" words that are nouns at the head of a phrase ("learning rate", "rendering quality"); any other
 # "-ing" word opening a phrase is a verb ("Assessing generative adversarial", "Inducing grammars").
 ING_NOUNS = set("""
@@ -135,7 +135,8 @@ study work survey review experiment baseline practice lesson
 """.split())
 SECTION_WORDS = set("introduction conclusion discussion background abstract preliminary preliminaries appendix".split())
 # Determiners after which a word ending in -s is a verb, not a plural noun ("model capacity couples the ...").
-DETERMINERS = set("the a an this these that those its their our each every both such any all".split())
+# ("that" is left out: after a noun it mostly opens a relative clause, "time series that exhibit ...").
+DETERMINERS = set("the a an this these those its their our each every such".split())
 # Words ending in -s that open a noun phrase as nouns ("systems biology", "sports analytics").
 PLURAL_MODIFIERS = set("""systems sports news arts series species means lens gas bias atlas chaos corpus
 analytics physics dynamics robotics mathematics economics statistics graphics logistics genetics linguistics
