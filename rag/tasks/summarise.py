@@ -26,7 +26,7 @@ from ..records import Hit
 from ..retrieval import Filters, search
 from ..settings import Settings, get_settings
 from .summary import Summary, Theme, ThemeDraft
-from .summary_writers import write_extractive, write_llm
+from .summary_writers import roles_read, write_extractive, write_llm
 from .theme_names import name_themes
 from .themes import CANDIDATES, MAX_PAPERS, cluster, select_papers, unit
 from .topicality import on_topic, read
@@ -78,7 +78,8 @@ def grade_summary(topic: str, res: Summary, readings: list, emb, settings: Setti
     """Grade every citation (the reference list's and each theme's) against the topic, as answers grade
     theirs against the question (rag.citation_grades): how well the sentences quoted from a paper bear on
     what was asked to be summarised."""
-    role_of = {(r.paper.paper_id, s): role for r in readings for s, role in zip(r.sentences, r.roles)}
+    # the roles as the paragraphs read them (rag.voice: "We propose X" is a contribution, a definition background)
+    role_of = {(r.paper.paper_id, s): role for r in readings for s, role in zip(r.sentences, roles_read(r))}
     for cs in [res.citations] + [t.citations for t in res.themes]:
         grade_citations(topic, cs, role_of, emb, settings.ask.floor, settings.ask.answers_at)
 
