@@ -59,6 +59,8 @@ def test_math_and_markup_render_in_chat_cards_and_library(browser, app_url, tmp_
     title = cell(page, 0, 1).inner_text().rstrip(" *")
     cell(page, 0, 1).click()
     page.wait_for_selector("#pc-paper-card .pc-paper")
+    # KaTeX typesets on the page's next mutation pass (ui/app.js), a moment after the card shows
+    page.wait_for_selector("#pc-paper-card .pc-paper .katex", timeout=15000)
     card = page.locator("#pc-paper-card .pc-paper")
     assert title[:40] in card.locator(".pc-title").inner_text()
     assert "anisotropy" in card.locator("em").all_inner_texts()
