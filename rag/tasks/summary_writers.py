@@ -145,9 +145,8 @@ def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bo
     if not r.sentences:
         return r.paper.abstract, r.paper.abstract
     roles = roles_read(r)
-    # as Reading.contribution(): every sentence when none is a contribution, but never a definition
-    contrib = {i for i, role in enumerate(roles) if role in CONTRIBUTION} or \
-        {i for i, s in enumerate(r.sentences) if not defines(s)}
+    # as the topicality reads it (a test bed is no contribution), by these roles, and never a definition
+    contrib = {i for i in r.contribution(roles) if not defines(r.sentences[i])}
     idx = range(len(r.sentences))
     # relevance as the paper's score counts it (background discounted), centrality, the role's bonus
     score = {i: topical * float(r.relevance[i] - (0.0 if i in contrib else BACKGROUND_DISCOUNT))

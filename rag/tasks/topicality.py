@@ -64,11 +64,13 @@ class Reading:
     def paper(self):
         return self.hit.paper
 
-    def contribution(self) -> list[int]:
+    def contribution(self, roles: list[str] | None = None) -> list[int]:
         """Indices of its objective, method and result sentences (all of them when no role is known,
         e.g. with the tests' hashing embedder, whose vectors say nothing about roles), less those that
-        name the topic only as a test bed: "experiments on synthetic data" is not a contribution on it."""
-        idx = [i for i, r in enumerate(self.roles) if r in CONTRIBUTION] or list(range(len(self.sentences)))
+        name the topic only as a test bed: "experiments on synthetic data" is not a contribution on it.
+        `roles`: the sentences' roles as a reader takes them, when not the classifier's (rag.voice)."""
+        roles = self.roles if roles is None else roles
+        idx = [i for i, r in enumerate(roles) if r in CONTRIBUTION] or list(range(len(self.sentences)))
         return [i for i in idx if i not in self.tested]
 
     @property
