@@ -185,7 +185,7 @@ def load_papers(path: Path):
 
 def make_chunks(papers, settings, embedder):
     """Exactly the chunks paperchat's ingest makes of these papers."""
-    from rag.chunking import chunk_paper
+    from rag.library.chunking import chunk_paper
 
     cs = settings.chunk
     count = getattr(embedder, "count_tokens", None)
@@ -221,7 +221,7 @@ def ensure_library(name: str, paths: list[Path], home: Path = BENCH_HOME, expect
     settings is dropped and rebuilt (the embedding cache keeps whatever vectors still apply)."""
     import shutil
 
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     settings = Settings(home=home, library=name)

@@ -12,8 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from rag.library import Library  # noqa: E402
-from rag.retrieval import search  # noqa: E402
+from rag.library.library import Library  # noqa: E402
+from rag.library.retrieval import search  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 from seed_questions import OFF_TOPIC, QUESTIONS  # noqa: E402
 

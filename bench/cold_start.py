@@ -41,9 +41,9 @@ def mark(name):
     t = time.perf_counter(); marks[name] = t - t0; t0 = t
 import rag.cli
 mark("import rag.cli")
-from rag.retrieval import Filters, search
-from rag.library import Library
-mark("import rag.retrieval + rag.library")
+from rag.library.retrieval import Filters, search
+from rag.library.library import Library
+mark("import rag.library.retrieval + rag.library.library")
 import rag.embedders
 mark("import rag.embedders (langchain_core)")
 import chromadb

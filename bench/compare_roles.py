@@ -2,14 +2,14 @@
 
 For each CSAbstruct test abstract (226, its own sentence split) the table's cell picker
 (rag.tasks.compare_cells.pick_cells, as `paperchat compare --papers` runs it with no topic: a sentence's
-relevance is its closeness to its own abstract, rag.grades' score) fills Problem, Approach, Finding and
-Setting from the roles our classifier (rag/roles.py, MiniLM) gives the sentences. Per column it prints
+relevance is its closeness to its own abstract, rag.reading.grades' score) fills Problem, Approach, Finding and
+Setting from the roles our classifier (rag/reading/roles.py, MiniLM) gives the sentences. Per column it prints
 the share of abstracts whose cell is filled and, of the filled cells, the share whose sentence carries
 the column's true label (Problem: background or objective; Approach: method; Finding: result) -- side
 by side with a position baseline (Problem = first sentence, Approach = the middle one, Finding = the
 last) and with the same picker fed the gold labels (what a perfect role classifier would give: the
 picker itself never borrows a role). Setting has no gold label: its cells' gold labels are listed.
-"stands" is the share of filled cells whose shown text stands alone (rag.standalone.standing leaves it
+"stands" is the share of filled cells whose shown text stands alone (rag.reading.standalone.standing leaves it
 whole: no connective or anaphor leaning on a sentence the table does not show).
 
     .venv/bin/python bench/compare_roles.py          (skips when ../shared/data/csabstruct is absent)
@@ -59,10 +59,10 @@ def main() -> int:
     started = time.time()
     m = print_header("comparison cells against CSAbstruct test labels")
     from rag.embedders import MiniLMEmbeddings
-    from rag.grades import relevance
+    from rag.reading.grades import relevance
     from rag.records import Hit, Paper
-    from rag.roles import classify_many
-    from rag.standalone import standing
+    from rag.reading.roles import classify_many
+    from rag.reading.standalone import standing
     from rag.tasks.compare_cells import pick_cells
     from rag.tasks.topicality import Reading
 
@@ -129,7 +129,7 @@ def main() -> int:
 def tune(rows: list[dict], predicted: list, emb) -> int:
     """Share of filled Problem and Finding cells right on dev, per position lead (the same lead for both
     columns' grids, read per column: Problem's sentence is stated early, so its lead is negative)."""
-    from rag.grades import relevance
+    from rag.reading.grades import relevance
     from rag.records import Hit, Paper
     from rag.tasks import compare_cells
     from rag.tasks.topicality import Reading

@@ -8,7 +8,7 @@ store. Three paths on the same abstracts, order rotated, best of --repeat:
   1. raw         the endpoint client alone (EndpointEmbeddings.embed_array) on every text ingest embeds:
                  the chunks and the sentences embedded for their roles; nothing else
   2. paperchat   `Library.ingest` of the same file through the same endpoint (embedding of batch i+1
-                 overlaps the writes of batch i: rag.overlap)
+                 overlaps the writes of batch i: rag.library.overlap)
   3. sequential  the same ingest with each batch written right after it is embedded (no overlap)
 
 Goal: paperchat/raw >= 1.0 -- the store's work hidden behind the embedder. bench/ingest_throughput.py
@@ -51,7 +51,7 @@ def main() -> int:
     # Before any library starts a thread: every thread this process makes inherits the core.
     os.sched_setaffinity(0, {INGEST_CORE})
     from rag.embedders.endpoint import EndpointEmbeddings
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
     from rag.settings import Settings
 
     sys.path.insert(0, str(C.ROOT / "tests"))
@@ -63,7 +63,7 @@ def main() -> int:
         corpus_file = C.corpus_from_args(args, work)
         papers = C.load_papers(corpus_file)
         server, url = start_endpoint("minilm", ("--cpus", str(SERVICE_CORE), "--threads", "1"))
-        # Served under the Hub name, as TEI would: rag.roles accepts it, so role sentences go through it too.
+        # Served under the Hub name, as TEI would: rag.reading.roles accepts it, so role sentences go through it too.
         served = EndpointEmbeddings(url, "all-MiniLM-L6-v2", batch_size=32, concurrency=2)
         served.embed_array(["warm up: connect"])
         chunks = C.make_chunks(papers, Settings(home=work / "unused"), served)

@@ -12,7 +12,7 @@
               tokenizer; it pads every batch to 256 tokens).
 
   1b. raw_all the raw embedder on the chunks AND the sentences ingest embeds to give each sentence its
-              rhetorical role (issue 15: rag/roles.py classifies MiniLM sentence vectors, which the answerer
+              rhetorical role (issue 15: rag/reading/roles.py classifies MiniLM sentence vectors, which the answerer
               then finds in the embedding cache): all the model work an ingest does, nothing else. Since
               roles, paperchat/raw_all is the overlap goal; raw/raw_all is the share roles add;
 
@@ -150,8 +150,8 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
     """A fresh library under a fresh home (so an empty embedding cache), timed around ingest(), with
     timers around the library's own steps to show where the time goes. `overlap=False` writes each
     batch right after embedding it (as before issue 19); with it, the timed steps overlap in time."""
-    import rag.ingest as L
-    from rag.library import Library
+    import rag.library.ingest as L
+    from rag.library.library import Library
     from rag.settings import Settings
 
     home = Path(tempfile.mkdtemp(prefix="home-", dir=workdir))
@@ -250,9 +250,9 @@ def main() -> int:
         chunks = C.make_chunks(papers, settings, embedder)
         t_chunk = time.perf_counter() - t
         texts = [c.text for c in chunks]
-        from rag.sentences import split_sentences
+        from rag.reading.sentences import split_sentences
 
-        # what ingest also embeds: each abstract's sentences, for their roles (rag.roles.roles_to_store)
+        # what ingest also embeds: each abstract's sentences, for their roles (rag.reading.roles.roles_to_store)
         sentences = list(dict.fromkeys(s for p in papers for s in (split_sentences(p.abstract) or [p.abstract])))
         n_papers = len(papers)
         print(f"chunk settings: {settings.chunk.model_dump()}")
@@ -294,7 +294,7 @@ def main() -> int:
 
             server, url = start_endpoint()
             # Served under the Hub name, as TEI would: the same model work as in process (chunks and the
-            # role sentences, rag.roles accepts the name), through the protocol.
+            # role sentences, rag.reading.roles accepts the name), through the protocol.
             served = EndpointEmbeddings(url, "all-MiniLM-L6-v2", batch_size=32, concurrency=2)
             served.embed_array(["warm up: connect"])
         times: dict[str, list[float]] = defaultdict(list)

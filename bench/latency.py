@@ -1,6 +1,6 @@
 """Retrieval latency p50/p95 and peak memory while serving (issue 6, items 4c and 4d).
 
-Times `rag.retrieval.search` — the product path behind search, ask, summarise and cite — over ~200
+Times `rag.library.retrieval.search` — the product path behind search, ask, summarise and cite — over ~200
 queries, after one warm-up query (which loads the ONNX model and is reported on its own), and breaks each
 query down with timers around the library calls it makes:
 
@@ -85,7 +85,7 @@ def probe(lib, queries: list[str], vectors, n_dense: int, n: int, k: int) -> dic
     chunks the product asks Chroma for; n: the papers kept per side."""
     import numpy as np
 
-    from rag.collections import paged
+    from rag.library.collections import paged
 
     out: dict[str, float] = {}
 
@@ -173,11 +173,11 @@ def main() -> int:
     args = ap.parse_args()
 
     started = time.time()
-    m = C.print_header("retrieval latency and peak RSS (rag.retrieval.search)")
+    m = C.print_header("retrieval latency and peak RSS (rag.library.retrieval.search)")
     rss0 = C.rss_mb()
     t = time.perf_counter()
-    from rag.library import Library
-    from rag.retrieval import search
+    from rag.library.library import Library
+    from rag.library.retrieval import search
     from rag.settings import Settings
     t_import = time.perf_counter() - t
 
@@ -258,7 +258,7 @@ def main() -> int:
             scores.append(ndcg10([h.paper.paper_id for h in hits], qrels[qids[i]]))
     lex_main = list(lex_found)  # (the sanity line below is about the unfiltered queries)
     # The same queries with a filter a user would set: the library's largest venue, its later years.
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
 
     venues: dict[str, int] = defaultdict(int)
     years = []

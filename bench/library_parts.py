@@ -5,10 +5,10 @@
 
 - **BibTeX**: rag.loaders.bibtex against bibtexparser 2 (with its pylatexenc LaTeX decoding and co-author
   splitting), on a .bib of the first --bib-papers paperlists records written by our own exporter
-  (rag.exports.to_bibtex: what a user gets from `--bibtex`), with accented letters in author names written
+  (rag.exports.documents.to_bibtex: what a user gets from `--bibtex`), with accented letters in author names written
   as LaTeX accents ({\\"o}), as Zotero and BibDesk write them. Records read, fields equal to the record the
   entry was written from (title, authors, year, venue, abstract; whitespace folded), time per 1,000 entries.
-- **Sentences**: rag.sentences.split_sentences against pysbd on CSAbstruct (../shared/data/csabstruct, all
+- **Sentences**: rag.reading.sentences.split_sentences against pysbd on CSAbstruct (../shared/data/csabstruct, all
   2,189 abstracts: nothing is tuned here): each abstract's given sentences joined by a space and split
   again; boundary precision, recall and F1 (micro, over all abstracts), abstracts split exactly right, time
   per 1,000 abstracts.
@@ -70,7 +70,7 @@ def latex_accents(name: str) -> str:
 
 
 def bib_corpus(n: int, folder: Path) -> tuple[Path, list]:
-    from rag.exports import to_bibtex
+    from rag.exports.documents import to_bibtex
     from rag.loaders import load_file
     from rag.records import Citation, Paper
 
@@ -182,7 +182,7 @@ def starts(pieces: list[str], text: str) -> set[int]:
 
 
 def run_sentences(abstracts: list[list[str]]) -> dict:
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
 
     splitters = {"ours": split_sentences}
     if have("pysbd"):

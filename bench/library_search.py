@@ -1,4 +1,4 @@
-"""How many papers the Library tab's search lists per query on the seeds (rag.retrieval.library_search), against
+"""How many papers the Library tab's search lists per query on the seeds (rag.library.retrieval.library_search), against
 the fixed 50 it listed before: `.venv/bin/python bench/library_search.py [HOME]` (HOME keeps the seeds library
 between runs; default a temporary folder). Uses the offline MiniLM embedder."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rag.library import Library  # noqa: E402
-from rag.retrieval import library_search, search  # noqa: E402
+from rag.library.library import Library  # noqa: E402
+from rag.library.retrieval import library_search, search  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 QUERIES = ["manifold-constrained hyper-connections", "needle in a haystack long context", "optimal transport",

@@ -14,7 +14,7 @@ Also reported: how often it abstains, and the share of quoted sentences taken fr
 It runs against whatever `rag` is importable from --root (default: this checkout), so the same script
 measures another worktree's code ("before"): `--root /work/main`.
 
-Tuning (--tune) reads candidates once per question and scores a grid of rag.extractive.pick settings
+Tuning (--tune) reads candidates once per question and scores a grid of rag.tasks.extractive.pick settings
 (floor, role bonus, ratios) on questions 1-500 only; the report half is never used for choices.
 """
 
@@ -46,7 +46,7 @@ def load() -> list[dict]:
 
 
 def library(home: Path, items: list[dict]):
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     settings = Settings(home=home, library="pubmedqa", embedder="minilm")
@@ -67,7 +67,7 @@ def norm(s: str) -> str:
 
 
 def answer_sentences(item: dict) -> set[str]:
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
 
     return {norm(s) for s in split_sentences(item["long_answer"])}
 
@@ -106,10 +106,10 @@ def evaluate(lib, settings, items: list[dict]) -> dict:
 
 def tune(lib, settings, items: list[dict]) -> dict:
     """Grid over pick()'s settings on candidates computed once per question."""
-    from rag.extractive import candidates, pick
-    from rag.questions import preferred_roles
-    from rag.retrieval import search
-    from rag.roles import roles_of
+    from rag.tasks.extractive import candidates, pick
+    from rag.reading.questions import preferred_roles
+    from rag.library.retrieval import search
+    from rag.reading.roles import roles_of
     from rag.tasks.ask import covers
 
     emb = lib.text_embedder

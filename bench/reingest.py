@@ -54,7 +54,7 @@ class CountingEmbedder:
 
 
 def timed_ingest(settings, embedder, corpus_file: Path) -> dict:
-    from rag.library import Library
+    from rag.library.library import Library
 
     before = embedder.texts
     t = time.perf_counter()

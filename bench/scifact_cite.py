@@ -78,7 +78,7 @@ def load_sentences() -> dict[str, list[str]]:
 
 
 def library(home: Path):
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     settings = Settings(home=home, library=LIBRARY, embedder="minilm")
@@ -125,11 +125,11 @@ def sentence_index(sentence: str, sentences: list[str]) -> int:
 def features(lib, claims: list[dict], depth: int) -> list[dict]:
     """Per claim, every candidate's retrieval scores and best-sentence cosine (computed once, then
     every setting is scored from these without searching again)."""
-    from rag.extractive import rank_sentences
-    from rag.retrieval import search
+    from rag.tasks.extractive import rank_sentences
+    from rag.library.retrieval import search
     from rag.tasks.cite import clean_claim
 
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
 
     emb = lib.text_embedder  # the cache-backed embedder tasks use for sentences
     out = []
@@ -216,9 +216,9 @@ def rationale_metrics(feats: list[dict], depth: int, fused: float, sentences: di
 def role_prior_grid(lib, claims: list[dict], sentences: dict[str, list[str]]) -> dict:
     """The quoted sentence's role prior (EVIDENCE_ROLE_PRIOR in rag/tasks/cite.py): for each claim's annotated
     abstracts among its 10 retrieval hits, the share of picks (best by score + prior) that are rationale."""
-    from rag.extractive import rank_sentences, sentences_of
-    from rag.retrieval import search
-    from rag.roles import roles_of
+    from rag.tasks.extractive import rank_sentences, sentences_of
+    from rag.library.retrieval import search
+    from rag.reading.roles import roles_of
     from rag.tasks.cite import clean_claim
 
     emb, rows = lib.text_embedder, []
@@ -295,7 +295,7 @@ def evaluate(lib, settings, split: str, limit: int | None, k: int = 10) -> dict:
     use_llm = settings.llm == "openai"
     model = None
     if use_llm:
-        from rag.llm import make_chat_model
+        from rag.tasks.llm import make_chat_model
 
         model = make_chat_model(settings)
     for i, c in enumerate(claims):

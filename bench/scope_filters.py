@@ -43,7 +43,7 @@ def timed(fn, n: int = 10) -> float:
 
 def run_side(catalogue_file: str) -> dict:
     """Every figure of one side, on the catalogue pickled in `catalogue_file` ({"cat": ..., "ids": ...})."""
-    from rag.catalogue import Facets
+    from rag.library.catalogue import Facets
 
     with open(catalogue_file, "rb") as f:
         got = pickle.load(f)
@@ -55,7 +55,7 @@ def run_side(catalogue_file: str) -> dict:
            "venue_year_p50_ms": round(timed(lambda: f.mask("ICLR", 2020, 2024)), 3),
            "papers_200_p50_ms": round(timed(lambda: f.mask(None, None, None, papers=ids[:200])), 3), "authors": {}}
     if hasattr(f, "people"):  # since issue 21: the index is saved with the cached catalogue, and read back
-        from rag.catalogue import _save_people
+        from rag.library.catalogue import _save_people
 
         saved = Path(catalogue_file).with_name("people.pkl")
         _save_people(f.people(), saved)
@@ -99,7 +99,7 @@ def main() -> int:
     args = ap.parse_args()
     if not C.PAPERLISTS.exists():
         raise SystemExit(f"needs {C.PAPERLISTS} (the shared data folder); not found")
-    from rag.catalogue import paper_meta
+    from rag.library.catalogue import paper_meta
     from rag.loaders import load_file
     from rag.records import Paper
 

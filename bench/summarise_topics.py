@@ -162,7 +162,7 @@ def build_corpus(dest: Path, n: int, per_topic: int) -> dict[str, set[str]]:
 
 
 def open_library(home: Path, corpus: Path | None = None):
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     settings = Settings(home=home, library=LIBRARY, embedder="minilm")

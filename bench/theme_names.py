@@ -152,7 +152,7 @@ def lint(name: str, others: list[str], topic: str) -> list[str]:
 
 def run_side(home: Path, topics: list[str], library: str = "topics") -> dict[str, list[dict]]:
     """summarise() every topic with the code on sys.path: per theme its title and its papers' text."""
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
     from rag.tasks.summarise import summarise
 
@@ -205,7 +205,7 @@ def judge(side: dict[str, list[dict]], topics: list[str]) -> dict:
 
 
 def seeds_library(home: Path) -> None:
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     lib = Library(Settings(home=home, library="seeds", embedder="minilm"))

@@ -1,6 +1,6 @@
-"""Train the sentence-role classifier (rag/roles.py) on CSAbstruct and report its test accuracy.
+"""Train the sentence-role classifier (rag/reading/roles.py) on CSAbstruct and report its test accuracy.
 
-    .venv/bin/python bench/train_roles.py              # tune on dev, report test, write rag/roles.npz
+    .venv/bin/python bench/train_roles.py              # tune on dev, report test, write rag/reading/roles.npz
     .venv/bin/python bench/train_roles.py --no-save    # only report
     .venv/bin/python bench/train_roles.py --json
 
@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.roles import ROLES, WEIGHTS, RoleModel, _log_softmax, context, features, lexical  # noqa: E402
+from rag.reading.roles import ROLES, WEIGHTS, RoleModel, _log_softmax, context, features, lexical  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "csabstruct"
 if not DATA.exists():

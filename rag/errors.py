@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from .records import Rejection
+from rag.records import Rejection
 
 
 class UserError(Exception):
@@ -37,7 +37,7 @@ class StoreUnavailable(UserError, RuntimeError):
 
 
 class StoreTorn(RuntimeError):
-    """Another process died while saving the vector index; Chroma must not load it (see rag.store)."""
+    """Another process died while saving the vector index; Chroma must not load it (see rag.library.store)."""
 
 
 class LoadError(UserError):

@@ -34,10 +34,10 @@ class Paper(BaseModel):
     position: int = 0
     keywords: list[str] = Field(default_factory=list)  # the record's own keywords / tags (RIS KW, CSL, Zotero)
     collections: list[str] = Field(default_factory=list)  # Zotero collections holding it ("Parent / Child")
-    # Rhetorical role of each sentence (rag.roles.encode: one letter per sentence of split_sentences);
+    # Rhetorical role of each sentence (rag.reading.roles.encode: one letter per sentence of split_sentences);
     # derived at ingest, so not part of the content hash; "" when not known yet.
     roles: str = ""
-    roles_model: str = ""  # rag.roles.model_id() of the classifier that gave `roles` ("" before roles were versioned)
+    roles_model: str = ""  # rag.reading.roles.model_id() of the classifier that gave `roles` ("" before roles were versioned)
 
     @property
     def content_hash(self) -> str:
@@ -61,7 +61,7 @@ class Paper(BaseModel):
             "position": self.position,
             "keywords": self.keywords,
             "collections": self.collections,
-            "roles": self.roles,  # one letter per sentence (rag.roles): B O M R X; "" if not stored yet
+            "roles": self.roles,  # one letter per sentence (rag.reading.roles): B O M R X; "" if not stored yet
         }
 
 
@@ -121,11 +121,11 @@ class Citation(BaseModel):
     supported: bool = False  # the evidence backs the answer sentence citing it (cosine >= the check's threshold)
     score: float = 0.0  # that cosine
     more_evidence: list[str] = Field(default_factory=list)  # other sentences of it the answer rests on
-    # How well the evidence answers the question (rag.grades): answers / related / weak, and its score.
+    # How well the evidence answers the question (rag.reading.grades): answers / related / weak, and its score.
     grade: Literal["answers", "related", "weak"] | None = None
     grade_score: float = 0.0
     quoted: bool = False  # every answer sentence citing it is a verbatim sentence of the abstract
-    role: str = ""  # the evidence sentence's rhetorical role (rag.roles)
+    role: str = ""  # the evidence sentence's rhetorical role (rag.reading.roles)
 
     def as_json(self) -> dict:
         p = self.paper
@@ -158,7 +158,7 @@ class Answer(BaseModel):
     # answered | answered_elsewhere (a follow-up the previous papers do not answer; others do) |
     # outside_filter (nothing under the filter answers; papers outside it do, listed in `nearest`) | not_answered
     coverage: Literal["answered", "answered_elsewhere", "outside_filter", "not_answered"] = "answered"
-    question_kind: str = ""  # rag.questions.kind: how / finding / why / problem / topic / other
+    question_kind: str = ""  # rag.reading.questions.kind: how / finding / why / problem / topic / other
     citations: list[Citation] = Field(default_factory=list)
     nearest: list[Hit] = Field(default_factory=list)  # shown when abstaining
     flags: list[str] = Field(default_factory=list)  # what the citation check removed or found unsupported

@@ -53,7 +53,7 @@ class AskSettings(BaseModel):
     # question. Chosen on the seeds (README): paraphrased questions >= 0.35, off-topic ones <= 0.19.
     abstain_below: float = 0.27
     # A sentence is quoted (and a source given to the model) only when its relevance to the question
-    # (rag.grades: cosine plus a share for repeated content words) reaches `floor`; a citation is graded
+    # (rag.reading.grades: cosine plus a share for repeated content words) reaches `floor`; a citation is graded
     # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on PubMedQA (README).
     floor: float = 0.40
     answers_at: float = 0.60

@@ -30,7 +30,7 @@ def fake_settings(tmp_path):
 
 @pytest.fixture
 def fake_library(fake_settings):
-    from rag.library import Library
+    from rag.library.library import Library
 
     return Library(fake_settings)
 
@@ -43,7 +43,7 @@ def seeds_home(tmp_path_factory):
 @pytest.fixture(scope="session")
 def seeds_library(seeds_home):
     """The four bundled seed files in a library with the real offline embedder, built once per session."""
-    from rag.library import Library
+    from rag.library.library import Library
 
     lib = Library(make_settings(seeds_home, embedder="minilm"))
     report = lib.ingest([SEEDS], progress=False)

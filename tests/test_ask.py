@@ -8,7 +8,7 @@ import re
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from rag.library import Library
+from rag.library.library import Library
 from rag.tasks.ask import ask
 
 ABSTRACTS = [
@@ -62,7 +62,7 @@ def number_of(ans, paper_id):
 def test_good_llm_answer_keeps_its_citations_with_evidence(lib, settings):
     q = "Does Mamba match Transformers on language modelling?"
     # The model sees sources ranked by retrieval; script it against that order.
-    from rag.retrieval import search
+    from rag.library.retrieval import search
 
     order = [h.paper.paper_id for h in search(lib, q, settings.ask.sources)]
     n = order.index("mamba") + 1
@@ -78,7 +78,7 @@ def test_good_llm_answer_keeps_its_citations_with_evidence(lib, settings):
 
 def test_two_sentences_citing_one_paper_both_show_their_evidence(lib, settings):
     """An answer resting on two sentences of one abstract: the card marks both, not just the best."""
-    from rag.retrieval import search
+    from rag.library.retrieval import search
     from ui.render import render_answer
 
     q = "How does Mamba scale and how does it compare with Transformers?"
@@ -114,7 +114,7 @@ def test_uncited_claims_are_flagged(lib, settings):
 
 
 def test_citation_to_an_abstract_that_does_not_support_the_sentence_is_marked(lib, settings):
-    from rag.retrieval import search
+    from rag.library.retrieval import search
 
     q = "What do diffusion models do with the same noise?"
     order = [h.paper.paper_id for h in search(lib, q, settings.ask.sources)]
@@ -157,7 +157,7 @@ def test_extractive_answer_is_two_to_five_sentences_from_the_abstracts(lib, sett
 
 
 def test_llm_follow_up_is_rewritten_from_history(lib, settings):
-    from rag.retrieval import search
+    from rag.library.retrieval import search
 
     q2 = "What initialisation does it need to converge?"
     rewritten = "What initialisation does LoRA low-rank adaptation need to converge?"
@@ -194,7 +194,7 @@ def test_the_model_is_not_called_when_no_sentence_clears_the_relevance_floor(lib
 
 
 def test_under_a_filter_no_paper_answers_and_the_model_is_not_called(fake_settings, tmp_path):
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
 
     f = tmp_path / "venues.jsonl"
     f.write_text("\n".join(json.dumps({"id": i, "title": t, "abstract": a, "venue": "ICLR" if i == "lora" else "ICML"})
@@ -213,7 +213,7 @@ def test_under_a_filter_no_paper_answers_and_the_model_is_not_called(fake_settin
 
 
 def test_sources_mark_each_sentence_with_its_role(lib, settings):
-    from rag.retrieval import search
+    from rag.library.retrieval import search
     from rag.tasks.ask import format_sources
 
     (hit,) = [h for h in search(lib, "Mamba", 5) if h.paper.paper_id == "mamba"]
@@ -223,7 +223,7 @@ def test_sources_mark_each_sentence_with_its_role(lib, settings):
 
 
 def test_an_llm_citation_of_a_source_that_does_not_answer_is_graded_weak(lib, settings):
-    from rag.retrieval import search
+    from rag.library.retrieval import search
 
     q = "What do diffusion models do with the same noise?"
     order = [h.paper.paper_id for h in search(lib, q, settings.ask.sources)]

@@ -79,8 +79,8 @@ def test_a_how_question_quotes_the_sentence_that_answers_and_nothing_else(seeds_
 
 
 def test_the_answer_quotes_the_main_clause_not_a_clause_leaning_on_unquoted_text(seeds_library):
-    from rag.citations import strip_marks
-    from rag.standalone import standing
+    from rag.reading.citations import strip_marks
+    from rag.reading.standalone import standing
 
     ans = ask(Q_MHC, seeds_library, settings=seeds_library.settings)
     # the abstract says "To address these challenges, we propose ...": the challenges are not quoted
@@ -116,7 +116,7 @@ def test_a_follow_up_the_cited_papers_do_not_answer_says_so_before_quoting_other
 
 
 def test_under_a_filter_nothing_answers_and_the_answer_says_who_outside_it_does(seeds_library):
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
 
     ans = ask(Q_MHC, seeds_library, settings=seeds_library.settings, filters=Filters(venue="ICLR"))
     assert ans.abstained and ans.coverage == "outside_filter" and not ans.citations
@@ -126,7 +126,7 @@ def test_under_a_filter_nothing_answers_and_the_answer_says_who_outside_it_does(
 
 
 def test_off_topic_under_a_filter_still_abstains_plainly(seeds_library):
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
 
     ans = ask("How long should I boil pasta for it to be al dente?", seeds_library, settings=seeds_library.settings,
               filters=Filters(venue="ICLR"))

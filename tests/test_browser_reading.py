@@ -156,7 +156,7 @@ def test_layout_holds_still_while_an_answer_streams(browser, app_url, tmp_path, 
 def test_removing_a_paper_and_a_file(browser, tmp_path):  # noqa: F811
     from procs import free_port
 
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
     from ui.app import serve
 

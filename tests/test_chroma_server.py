@@ -136,8 +136,8 @@ def test_every_command_against_a_chroma_server_and_a_second_replica(chroma_url, 
 def test_a_replica_sees_another_replicas_ingest_without_restarting(chroma_url, tmp_path):
     """Replica 2 keeps a Library open (as a UI would); replica 1 ingests more; replica 2 catches up on its
     next read, its local caches invalidated by the generation stamp on the server."""
-    from rag.library import Library
-    from rag.retrieval import search
+    from rag.library.library import Library
+    from rag.library.retrieval import search
     from rag.settings import Settings
 
     r1 = env_for(tmp_path / "replica1", chroma_url, "grow")
@@ -202,7 +202,7 @@ def wait_for_generation(url: str, library: str, cond, proc, timeout: float = 120
 
 def test_two_replicas_ingesting_at_once_leave_a_consistent_library(chroma_url, tmp_path):
     """Two app replicas (different homes, so no shared lock file) ingest into one server library at once."""
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
@@ -227,7 +227,7 @@ def test_two_replicas_ingesting_at_once_leave_a_consistent_library(chroma_url, t
 
 def test_kill_9_in_server_mode_then_a_rerun_completes(chroma_url, tmp_path):
     """The crash protocol holds against the server too (a few kills; the embedded kill loop is the long one)."""
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     corpus = tmp_path / "c.jsonl"

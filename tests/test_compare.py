@@ -104,7 +104,7 @@ STANDING = st.sampled_from(["We propose a sparse solver for entropic optimal tra
 @given(st.lists(st.tuples(st.one_of(LEANING, STANDING), st.sampled_from(["background", "objective", "method", "result"]),
                           st.floats(0.0, 1.0)), min_size=1, max_size=8))
 def test_a_cell_leans_only_when_no_sentence_of_its_role_stands(rows):
-    from rag.standalone import standing
+    from rag.reading.standalone import standing
 
     r = reading([(s, role) for s, role, _ in rows], [x for _, _, x in rows])
     for column, cell in pick_cells(r).items():
@@ -150,7 +150,7 @@ def transport(seeds_library):
 
 @pytest.mark.slow
 def test_rlhf_cells_read_alone_or_say_why_not(seeds_library):
-    from rag.standalone import standing
+    from rag.reading.standalone import standing
     from rag.tasks.compare import compare
 
     table = compare("reinforcement learning from human feedback", seeds_library, settings=seeds_library.settings)
@@ -212,7 +212,7 @@ def test_markdown_and_csv_hold_the_full_text(transport):
 
 @pytest.mark.slow
 def test_chosen_papers_are_all_rows_in_the_order_given(seeds_library):
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
     from rag.tasks.compare import compare
 
     ids = [seed(seeds_library, w).paper_id for w in ("001:9", "003:2", "000:13")]  # diffusion, OT, Mamba
@@ -293,7 +293,7 @@ class CountingFake(FakeListChatModel):
 
 @pytest.mark.slow
 def test_llm_cells_are_checked_phrases_and_failures_fall_back_to_the_quote(seeds_library):
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
     from rag.tasks.compare import compare
 
     ids = [seed(seeds_library, w).paper_id for w in ("003:2", "000:11")]
@@ -334,7 +334,7 @@ def test_llm_cells_are_checked_phrases_and_failures_fall_back_to_the_quote(seeds
 @pytest.mark.slow
 def test_real_small_model_cells_are_checked_or_fall_back(seeds_library, llama_server):
     """SmolLM2-135M through llama.cpp: whatever it writes, no cell shows a phrase its paper does not back."""
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
     from rag.tasks.compare import compare
 
     settings = seeds_library.settings.model_copy(update={

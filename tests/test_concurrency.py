@@ -138,8 +138,8 @@ READER = r"""
 import json, sys, time
 from pathlib import Path
 from rag.settings import Settings
-from rag.library import Library
-from rag.retrieval import Filters, search
+from rag.library.library import Library
+from rag.library.retrieval import Filters, search
 
 home, stop, queries, after = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
 lib = Library(Settings(home=home, embedder="fake"))
@@ -220,8 +220,8 @@ def test_searches_in_another_process_keep_answering_during_an_ingest(tmp_path):
 def test_ui_shape_ingest_thread_while_reader_threads_search(tmp_path):
     """One process, as the UI runs it: a writer Library sharing the reader's Chroma client ingests in a
     thread; two threads search through the reader Library meanwhile."""
-    from rag.library import Library
-    from rag.retrieval import search
+    from rag.library.library import Library
+    from rag.library.retrieval import search
     from rag.settings import Settings
 
     settings = Settings(home=tmp_path / "home", embedder="fake")

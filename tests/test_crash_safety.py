@@ -96,7 +96,7 @@ import json, random, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 from test_crash_safety import check_consistent, corpus_vocab
-from rag.library import Library
+from rag.library.library import Library
 from rag.settings import Settings
 lib = Library(Settings(home=Path(sys.argv[1]), embedder="fake"))
 counts = check_consistent(lib, corpus_vocab(Path(sys.argv[3])), random.Random(int(sys.argv[4])))
@@ -128,7 +128,7 @@ def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
 
 def open_library(settings):
     """A fresh in-process view of the library (no Chroma client cached from an earlier look)."""
-    from rag.library import Library
+    from rag.library.library import Library
 
     return Library(settings)
 
@@ -150,7 +150,7 @@ def check_consistent(lib, vocab_of: dict[str, list[str]], rng: random.Random, ex
     - with `exact_store`, Chroma holds no orphan chunk either (after a completed ingest).
     Counts include `damaged`: the vector index could not be loaded and the first search rebuilt it.
     """
-    from rag.retrieval import search
+    from rag.library.retrieval import search
 
     lib.refresh()
     cat = dict(lib.catalogue)
@@ -446,7 +446,7 @@ def tear_until_it_crashes(store: Path, name: str, seg: Path) -> str:
             continue
         original = f.read_bytes()
         f.write_bytes(how(original))
-        p = subprocess.run([sys.executable, "-m", "rag.store.childcheck", str(store), name], cwd=ROOT, capture_output=True,
+        p = subprocess.run([sys.executable, "-m", "rag.library.store.childcheck", str(store), name], cwd=ROOT, capture_output=True,
                            text=True, timeout=300, env=cli_env(store.parent))
         if p.returncode < 0:
             return f"{tear}: crash (signal {-p.returncode})"
@@ -468,7 +468,7 @@ def test_files_a_killed_writer_tore_do_not_crash_the_next_reader_or_writer(tmp_p
     it the process). The next reader and the next ingest must not crash: the writer's marker tells them
     to load the store in a child process first, and what the child cannot load is rebuilt."""
     from rag.settings import Settings
-    from rag.store.childcheck import failing
+    from rag.library.store.childcheck import failing
 
     n = 1100  # Chroma first saves an HNSW index at 1000 entries: the papers collection needs that many
     corpus = tmp_path / "corpus.jsonl"
@@ -540,7 +540,7 @@ def test_files_torn_with_no_writer_marker_are_checked_before_anything_loads_them
     """Any process can write Chroma's HNSW files (a reader applies Chroma's log on its first read), so torn
     files need not come with a dead writer's marker. The next process must notice by itself that the files
     are not the ones last checked, check their bytes before loading them, rebuild, and answer."""
-    from rag.store.hnswfiles import problems
+    from rag.library.store.hnswfiles import problems
     from rag.settings import Settings
 
     n = 1100  # Chroma first saves an HNSW index at 1000 entries: the papers collection needs that many
@@ -604,7 +604,7 @@ def test_files_the_check_passes_never_crash_chroma(saved_index, tmp_path_factory
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from rag.store.hnswfiles import FILES, problems
+    from rag.library.store.hnswfiles import FILES, problems
 
     names = {c: f"paperchat-default-{c}" for c in ("chunks", "papers")}
     segs = {c: _vector_segment_dir(saved_index, _collection_id(saved_index, names[c])) for c in names}
@@ -629,7 +629,7 @@ def test_files_the_check_passes_never_crash_chroma(saved_index, tmp_path_factory
         if problems(seg, coll == "chunks"):
             seen["flagged"] += 1
         else:
-            p = subprocess.run([sys.executable, "-m", "rag.store.childcheck", str(work / "chroma"), names[coll]], cwd=ROOT,
+            p = subprocess.run([sys.executable, "-m", "rag.library.store.childcheck", str(work / "chroma"), names[coll]], cwd=ROOT,
                                capture_output=True, text=True, timeout=300, env=cli_env(work))
             assert p.returncode == 0, f"passed the check, yet Chroma {'crashed' if p.returncode < 0 else 'failed'}: " \
                                       f"{coll} {fname} {how} at {at} ({p.stdout.strip()[-300:]})"
@@ -641,7 +641,7 @@ def test_files_the_check_passes_never_crash_chroma(saved_index, tmp_path_factory
     assert seen["flagged"] >= 5
 
 
-# header.bin's fields, as hnswlib persists them (rag.store.hnswfiles._HEADER), and their byte ranges.
+# header.bin's fields, as hnswlib persists them (rag.library.store.hnswfiles._HEADER), and their byte ranges.
 HEADER_FIELDS = ("version", "offset_level0", "capacity", "count", "size_per_element", "label_offset", "offset_data",
                  "maxlevel", "entry_point", "max_m", "max_m0", "m", "mult", "ef_construction")
 
@@ -650,7 +650,7 @@ def header_tears(raw: bytes) -> dict[tuple[str, str], bytes]:
     """Torn copies of a header.bin, by (field, how): each field zeroed, all ones, garbled, and one off its value
     (1e-6 off, NaN, infinity and negative for the level multiplier); then tears of the bytes (field "bytes":
     cut short, one byte long, ranges zeroed or garbled)."""
-    from rag.store.hnswfiles import _HEADER
+    from rag.library.store.hnswfiles import _HEADER
 
     codes, spans, at = _HEADER.format.lstrip("<"), {}, 0
     for name, code in zip(HEADER_FIELDS, codes):
@@ -693,7 +693,7 @@ def test_every_torn_header_is_flagged_or_loads(saved_library, tmp_path_factory):
     and for tears of the bytes, the byte check flags the file (a reader says it rebuilds, and answers) or a
     fresh reader loads it and answers: its searches find each paper by its words and each stored vector finds
     itself. Readers run in a child process, so a crash fails the test with its signal."""
-    from rag.store.hnswfiles import problems
+    from rag.library.store.hnswfiles import problems
 
     home, corpus = saved_library, saved_library.parent / "corpus.jsonl"
     names = {c: f"paperchat-default-{c}" for c in ("chunks", "papers")}

@@ -15,7 +15,7 @@ from rag.embedders import EmbedderMismatch, HashingEmbeddings, MiniLMEmbeddings,
 from rag.embedders.device import CPU, CUDA, choose_providers, gpu_visible
 from rag.embedders.endpoint import EndpointEmbeddings, EndpointFailed
 from rag.errors import UserError
-from rag.library import Library
+from rag.library.library import Library
 from rag.settings import Settings
 
 KEY = "sk-EMBEDSENTINEL0ddba11f00d"

@@ -16,8 +16,8 @@ from conftest import make_settings
 from embedserver import serve
 from procs import free_port, stop_group, wait_healthy
 from rag.embedders import EmbedderMismatch
-from rag.library import Library
-from rag.retrieval import search
+from rag.library.library import Library
+from rag.library.retrieval import search
 from test_llm_server import _model_file
 
 # A timeout: a wedged server must fail the test, not hang the suite.

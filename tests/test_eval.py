@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from rag.metrics import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
+from rag.evaluation.metrics import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
 
 DOCS = {
     "d1": ("Quokka census", "Quokka populations on Rottnest island were counted by a census of marsupials."),
@@ -49,9 +49,9 @@ def beir(tmp_path):
 
 
 def test_eval_reports_hand_computed_metrics(beir, fake_settings):
-    from rag.evaluation import evaluate_beir
-    from rag.library import Library
-    from rag.retrieval import search
+    from rag.evaluation.retrieval import evaluate_beir
+    from rag.library.library import Library
+    from rag.library.retrieval import search
 
     res = evaluate_beir(beir, "test", fake_settings, progress=False)
     # The ranks eval saw are the ones search gives; q3's judged doc is second at best.

@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from rag.bibliography import bibtex_key, doi_of, ris_author, to_bibtex, to_ris
-from rag.exports import answer_markdown, export_stem, summary_markdown, write_export_files
+from rag.exports.bibliography import bibtex_key, doi_of, ris_author, to_bibtex, to_ris
+from rag.exports.documents import answer_markdown, export_stem, summary_markdown, write_export_files
 from rag.records import Answer, Citation, Paper, text_hash
-from rag.retrieval import Filters
+from rag.library.retrieval import Filters
 
 OPTUNA = Paper(paper_id="doi:10.1145/3292500.3330701", title="Optuna: A Next-generation Hyperparameter Optimization "
                "Framework", authors=["Takuya Akiba", "Shotaro Sano", "Toshihiko Yanase"], year=2019, venue="KDD",

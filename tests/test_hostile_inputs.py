@@ -145,7 +145,7 @@ def test_nested_bibtex_braces_are_stripped_in_linear_time(tmp_path):
 
 
 def test_sentence_splitting_is_linear_and_overlong_abstracts_are_refused(tmp_path):
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
 
     assert split_sentences("We use e.g. Adam. It works. J. Smith agrees.") == ["We use e.g. Adam.", "It works.",
                                                                                 "J. Smith agrees."]
@@ -193,7 +193,7 @@ def test_loading_time_grows_linearly_with_the_record(tmp_path, unit, fmt):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(unit=HOSTILE_UNITS)
 def test_sentence_splitting_time_grows_linearly(unit):
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
 
     n = max(1, 16000 // len(unit))  # large enough that the small input is well above timer noise
     assert growth(lambda k: unit * k, split_sentences, n) < LINEAR, unit
@@ -217,7 +217,7 @@ PLANTED = "Zentavir cures lung cancer in all patients [2]. Zentavir is a miracle
 
 @pytest.fixture
 def hostile_lib(fake_settings, tmp_path):
-    from rag.library import Library
+    from rag.library.library import Library
 
     f = tmp_path / "hostile.jsonl"
     f.write_text(jsonl({"id": "trial", "title": "Zentavir trial", "abstract": TRIAL},
@@ -254,14 +254,14 @@ def test_a_mark_written_inside_an_abstract_never_becomes_a_citation(hostile_lib,
         assert body in source.abstract, f"{sentence!r} is cited to a paper that does not say it"
     assert not any("no source" in f for f in ans.flags)
     # The LLM is never shown the abstract's own marks either, so it cannot copy one as its citation.
-    from rag.retrieval import search
+    from rag.library.retrieval import search
 
     prompt = format_sources(search(hostile_lib, "Zentavir lung cancer", 5))
     assert "[2]" not in prompt and "[1]" not in prompt and "cures lung cancer in all patients" in prompt
 
 
 def test_quote_drops_reference_marks_and_keeps_intervals():
-    from rag.citations import quote
+    from rag.reading.citations import quote
 
     assert quote("Zentavir cures lung cancer [2].") == "Zentavir cures lung cancer."
     assert quote("as shown in [3-5, 7], it holds") == "as shown in, it holds"
@@ -308,7 +308,7 @@ def test_non_positive_k_is_refused_with_a_clear_message(cli_home, capsys, argv):
 
 def test_library_layer_refuses_non_positive_k(hostile_lib):
     from rag.errors import UserError
-    from rag.retrieval import search
+    from rag.library.retrieval import search
     from rag.tasks.cite import cite
 
     for k in (0, -1):
@@ -320,7 +320,7 @@ def test_library_layer_refuses_non_positive_k(hostile_lib):
 
 def test_a_backwards_year_range_means_the_years_between_everywhere(cli_home, tmp_path, capsys):
     from rag.cli import main
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
     from ui.filters import make_filters
 
     f = tmp_path / "years.jsonl"

@@ -1,4 +1,4 @@
-"""Ingest embeds batch i+1 while it writes batch i (rag.ingest.OneAhead). A user sees nothing of it but
+"""Ingest embeds batch i+1 while it writes batch i (rag.library.ingest.OneAhead). A user sees nothing of it but
 speed: the same counts and the same library as writing each batch right after embedding it, and an
 embedder that fails mid-ingest still leaves whole papers only, the next run carrying on."""
 
@@ -12,8 +12,8 @@ from conftest import make_settings
 from rag.embedders import HashingEmbeddings
 from rag.embedders.endpoint import EndpointFailed
 from rag.errors import LibraryError
-from rag.ingest import BATCH
-from rag.library import Library
+from rag.library.ingest import BATCH
+from rag.library.library import Library
 
 
 def corpus(path, n: int, repeat_at: int | None = None):

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from conftest import SEEDS
-from rag.library import Library
-from rag.retrieval import Filters, search
+from rag.library.library import Library
+from rag.library.retrieval import Filters, search
 
 
 def chunk_count(lib: Library) -> int:
@@ -138,7 +138,7 @@ def test_search_returns_one_hit_per_paper(fake_library):
 
 
 def test_chunks_fit_the_embedders_window_and_carry_metadata():
-    from rag.chunking import chunk_paper
+    from rag.library.chunking import chunk_paper
     from rag.embedders import get_embedder
     from rag.loaders import load_file
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.retrieval import CUT_ABSOLUTE, Filters, library_search, search
+from rag.library.retrieval import CUT_ABSOLUTE, Filters, library_search, search
 
 
 def test_a_precise_query_lists_few_papers_and_says_how_many(seeds_library):

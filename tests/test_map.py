@@ -212,7 +212,7 @@ def test_build_module_is_not_imported_by_search():
     import subprocess
     import sys
 
-    code = ("import sys, rag.cli, rag.retrieval, rag.library; "
+    code = ("import sys, rag.cli, rag.library.retrieval, rag.library.library; "
             "print(any(m.split('.')[0] in ('umap', 'plotly', 'numba', 'pynndescent') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

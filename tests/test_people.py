@@ -1,4 +1,4 @@
-"""Author scoping by the name index (rag.people): the papers it finds are exactly those a name-by-name reading finds."""
+"""Author scoping by the name index (rag.library.people): the papers it finds are exactly those a name-by-name reading finds."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.catalogue import Facets
-from rag.people import PeopleIndex, name_words, names_match
+from rag.library.catalogue import Facets
+from rag.library.people import PeopleIndex, name_words, names_match
 
 # Few letters, short words: many names share surnames, initials and prefixes ("li", "lin", "l"), the hard cases.
 _word = st.text(alphabet="lianőgw", min_size=1, max_size=4)
@@ -47,9 +47,9 @@ def test_short_common_names_match_whole_words_only():
 def test_name_index_is_built_once_per_library_version_and_kept_for_the_next_process(fake_settings, tmp_path,
                                                                                     monkeypatch):
     """A restarted server does not rebuild the index for an unchanged library, and finds the same papers."""
-    from rag import people
-    from rag.library import Library
-    from rag.retrieval import Filters, search
+    from rag.library.library import people
+    from rag.library.library import Library
+    from rag.library.retrieval import Filters, search
 
     f = tmp_path / "list.jsonl"
     rows = [{"id": f"p{i}", "title": f"Language models {i}", "abstract": f"Language models and attention, study {i}.",

@@ -348,7 +348,7 @@ def test_zotero_items_trashed_or_deleted_leave_on_reingest_though_some_items_lac
     """The library holds an item without an abstract (a rejection every time): trashing or deleting an item in
     Zotero must still take its paper out on the next ingest, while an item whose abstract is cleared keeps its
     paper (the item is still there, under its DOI; only what it holds changed)."""
-    from rag.retrieval import search
+    from rag.library.retrieval import search
 
     db = make_zotero(tmp_path / "zotero.sqlite")
     assert fake_library.ingest([db], progress=False).added == 3
@@ -417,13 +417,13 @@ def titles(hits) -> set[str]:
 
 @pytest.mark.parametrize("who", ["Hinton", "hinton", "Geoffrey Hinton", "G. E. Hinton", "G Hinton", "Hintön"])
 def test_author_scope_matches_as_a_person_would(zotero_library, who):
-    from rag.retrieval import Filters, search
+    from rag.library.retrieval import Filters, search
 
     assert titles(search(zotero_library, "deep learning", 10, Filters(author=who))) == {"Deep learning"}
 
 
 def test_author_scope_does_not_match_part_of_a_word_or_a_wrong_initial(zotero_library):
-    from rag.retrieval import Filters, search
+    from rag.library.retrieval import Filters, search
 
     assert titles(search(zotero_library, "deep learning", 10, Filters(author="Hint"))) == set()
     assert titles(search(zotero_library, "deep learning", 10, Filters(author="Y. Hinton"))) == set()
@@ -439,7 +439,7 @@ def test_author_scope_does_not_match_part_of_a_word_or_a_wrong_initial(zotero_li
 
 
 def test_collection_scope_by_path_or_name_with_subcollections(zotero_library):
-    from rag.retrieval import Filters, search
+    from rag.library.retrieval import Filters, search
 
     q = "deep learning transformers recurrence"
     assert titles(search(zotero_library, q, 10, Filters(collection="reading"))) == {
@@ -452,7 +452,7 @@ def test_collection_scope_by_path_or_name_with_subcollections(zotero_library):
 
 def test_chosen_papers_scope_and_an_unknown_id_is_named(zotero_library):
     from rag.errors import UserError
-    from rag.retrieval import Filters, search
+    from rag.library.retrieval import Filters, search
 
     chosen = ["doi:10.5555/attention"]
     assert titles(search(zotero_library, "deep learning", 10, Filters(papers=chosen))) == {"Attention is all you need"}

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import SEEDS
 from rag.errors import UserError
-from rag.library import Library
-from rag.retrieval import search
+from rag.library.library import Library
+from rag.library.retrieval import search
 
 
 def _jsonl(path, *rows):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from conftest import SEEDS
-from rag.catalogue import paper_from_meta
-from rag.library import Library
+from rag.library.catalogue import paper_from_meta
+from rag.library.library import Library
 from rag.loaders.titles import TITLES_VERSION
 
 
@@ -51,7 +51,7 @@ def test_an_ingest_rewrites_only_the_metadata_of_records_whose_derived_title_cha
     lib = Library(fake_settings)
     lib.ingest([SEEDS], progress=False)
     now = _age(lib)
-    monkeypatch.setattr("rag.library.retitle_if_stale", lambda lib: 0)  # the open could not (a writer was busy)
+    monkeypatch.setattr("rag.library.library.retitle_if_stale", lambda lib: 0)  # the open could not (a writer was busy)
     again = Library(fake_settings)
     again.refresh()
     assert all(again.catalogue[pid]["title"].startswith("Old ") for pid in now)

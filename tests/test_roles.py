@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import SHARED
-from rag.roles import ROLES, classify, decode, encode
-from rag.sentences import split_sentences
+from rag.reading.roles import ROLES, classify, decode, encode
+from rag.reading.sentences import split_sentences
 
 MHC = ("Recently, studies exemplified by Hyper-Connections (HC) have extended the ubiquitous residual connection "
        "paradigm established over the past decade by expanding the residual stream width and diversifying "
@@ -43,7 +43,7 @@ def test_an_abstract_reads_background_then_proposal_then_result():
 @pytest.mark.skipif(not (SHARED / "data" / "csabstruct" / "test.jsonl").exists(), reason="needs ../shared/data/csabstruct")
 def test_csabstruct_test_abstracts_are_labelled_mostly_right():
     from rag.embedders import get_embedder
-    from rag.roles import classify_many
+    from rag.reading.roles import classify_many
 
     rows = [json.loads(line) for line in open(SHARED / "data" / "csabstruct" / "test.jsonl", encoding="utf-8")][:60]
     got = classify_many([r["sentences"] for r in rows], get_embedder("minilm"))
@@ -54,7 +54,7 @@ def test_csabstruct_test_abstracts_are_labelled_mostly_right():
 def test_ingest_stores_each_papers_roles_aligned_with_its_sentences(seeds_library):
     papers = seeds_library.get_papers([p.paper_id for p in seeds_library.papers()])
     assert len(papers) == 76
-    from rag.roles import model_id
+    from rag.reading.roles import model_id
 
     for p in papers.values():
         assert len(p.roles) == len(split_sentences(p.abstract)), p.title
@@ -66,8 +66,8 @@ def test_ingest_stores_each_papers_roles_aligned_with_its_sentences(seeds_librar
 
 
 def test_a_library_stored_before_roles_answers_and_gets_them_on_the_next_ingest(fake_settings, tmp_path, monkeypatch):
-    import rag.ingest
-    from rag.library import Library
+    import rag.library.ingest
+    from rag.library.library import Library
     from rag.tasks.ask import ask
 
     f = tmp_path / "two.jsonl"
@@ -77,15 +77,15 @@ def test_a_library_stored_before_roles_answers_and_gets_them_on_the_next_ingest(
         ("conf", "Conformal prediction", "Conformal prediction gives coverage guarantees. We make conformal sets "
                                          "smaller under covariate shift."),
     ]), encoding="utf-8")
-    old = rag.ingest.paper_meta
-    monkeypatch.setattr(rag.ingest, "paper_meta", lambda *a, **k: {k2: v for k2, v in old(*a, **k).items() if k2 != "roles"})
+    old = rag.library.ingest.paper_meta
+    monkeypatch.setattr(rag.library.ingest, "paper_meta", lambda *a, **k: {k2: v for k2, v in old(*a, **k).items() if k2 != "roles"})
     lib = Library(fake_settings)
     lib.ingest([f], progress=False)
     assert all("roles" not in m for m in lib.catalogue.values())
     s = fake_settings.model_copy(update={"ask": fake_settings.ask.model_copy(update={"abstain_below": -1.0, "floor": -1.0})})
     ans = ask("When does LoRA converge?", lib, settings=s)  # roles computed on the fly
     assert ans.citations and ans.citations[0].paper.paper_id == "lora"
-    monkeypatch.setattr(rag.ingest, "paper_meta", old)
+    monkeypatch.setattr(rag.library.ingest, "paper_meta", old)
     report = Library(fake_settings).ingest([f], progress=False)
     assert report.unchanged == 2 and report.added == report.updated == 0
     lib2 = Library(fake_settings)
@@ -94,15 +94,15 @@ def test_a_library_stored_before_roles_answers_and_gets_them_on_the_next_ingest(
 
 
 def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_path, monkeypatch):
-    """Roles are versioned by the weights' identity: after rag/roles.npz is retrained, answers read the new
+    """Roles are versioned by the weights' identity: after rag/reading/roles.npz is retrained, answers read the new
     model's roles at once, and the next ingest of unchanged files stores them -- no text is embedded again."""
     import numpy as np
 
-    import rag.roles
+    import rag.reading.roles
     from conftest import make_settings
     from rag.embedders import get_embedder
-    from rag.library import Library
-    from rag.roles import RoleModel, model, model_id, roles_of
+    from rag.library.library import Library
+    from rag.reading.roles import RoleModel, model, model_id, roles_of
 
     f = tmp_path / "one.jsonl"
     f.write_text(json.dumps({"id": "mhc", "title": "Manifold-Constrained Hyper-Connections", "abstract": MHC}),
@@ -119,7 +119,7 @@ def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_pa
     bias = np.where(np.array(ROLES) == "result", 50.0, 0.0).astype(np.float32)
     RoleModel(old.coef1, old.intercept1, old.coef2, old.intercept2 + bias, old.start, old.trans, old.prior,
               old.trans_weight).save(retrained)
-    monkeypatch.setattr(rag.roles, "WEIGHTS", retrained)
+    monkeypatch.setattr(rag.reading.roles, "WEIGHTS", retrained)
     model.cache_clear()
     model_id.cache_clear()
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.retrieval import search
+from rag.library.retrieval import search
 from seed_questions import QUESTIONS
 
 

@@ -89,7 +89,7 @@ def llm_server():
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     """The seeds in a fake-embedder library, built once for the module."""
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
 
     h = tmp_path_factory.mktemp("secrets-home")
@@ -209,7 +209,7 @@ def test_working_endpoint_json_and_bibtex_export_hold_no_key(env, llm_server, tm
 
 
 def test_settings_dump_and_repr_hide_the_key(env):
-    from rag.llm import describe
+    from rag.tasks.llm import describe
     from rag.settings import Settings
 
     s = Settings()
@@ -253,7 +253,7 @@ def test_real_terminal_output_in_llm_mode_holds_no_key(base, home, llm_server):
 
 
 def test_status_line_hides_a_key_pasted_into_the_base_url(env):
-    from rag.llm import describe
+    from rag.tasks.llm import describe
     from rag.settings import Settings
 
     env.setenv("PAPERCHAT_LLM", "openai")

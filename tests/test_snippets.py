@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.snippets import ELLIPSIS, snippet
+from rag.reading.snippets import ELLIPSIS, snippet
 
 _WORDS = st.sampled_from(["needle", "haystack", "theorems", "many", "a", "$O(n)$", "$\\Omega(\\varepsilon^{-d})$",
                           "long-context", "(BM25)", "results,", "retrieval;", "x", "Hölder", "\\$5", "—", "$x",

@@ -1,11 +1,11 @@
-"""Quotes that stand alone (rag.standalone): what an answer may quote of a sentence that leans on the one before."""
+"""Quotes that stand alone (rag.reading.standalone): what an answer may quote of a sentence that leans on the one before."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag.standalone import leans, stands_alone, standing
+from rag.reading.standalone import leans, stands_alone, standing
 
 
 def test_an_opening_clause_that_leans_is_cut_and_the_main_clause_quoted():

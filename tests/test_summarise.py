@@ -15,7 +15,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from rag.exports import bibtex_escape, bibtex_key, to_bibtex
+from rag.exports.documents import bibtex_escape, bibtex_key, to_bibtex
 from rag.records import Citation, Paper
 from rag.tasks.summarise import summarise
 from seed_questions import seed
@@ -145,7 +145,7 @@ def test_cli_summarise_json_and_bibtex(seeds_home, seeds_library, tmp_path, monk
 
 
 def test_filters_restrict_the_summary(seeds_library):
-    from rag.retrieval import Filters
+    from rag.library.retrieval import Filters
 
     res = summarise("diffusion models", seeds_library, settings=seeds_library.settings, filters=Filters(venue="ICLR"))
     assert res.citations and {c.paper.venue for c in res.citations} == {"ICLR"}
@@ -328,7 +328,7 @@ def test_theme_names_are_noun_phrases_not_fragments(several):
 
 
 def test_every_quoted_sentence_stands_alone(several):
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
     from rag.tasks.summary_writers import stands_alone
 
     leaning = re.compile(r"^(As a corollary|Building on|Then\b|These results|To address this|This\b(?! paper| work))")
@@ -377,7 +377,7 @@ def test_stands_alone_rejects_sentences_that_lean_on_others():
 
 
 def test_the_panel_marks_every_sentence_the_summary_quotes(several):
-    from rag.sentences import split_sentences
+    from rag.reading.sentences import split_sentences
     from ui import markup
     from ui.render import render_summary
 
@@ -557,8 +557,8 @@ def test_a_paragraph_quotes_what_a_paper_did_not_its_background_or_a_definition(
 
 
 def test_the_overview_names_every_theme_and_quotes_each_ones_contribution(several):
-    from rag.sentences import split_sentences
-    from rag.voice import defines
+    from rag.reading.sentences import split_sentences
+    from rag.reading.voice import defines
 
     for res in several:
         overview = split_sentences(res.summary)
@@ -604,7 +604,7 @@ class _Recording(BaseChatModel):
 
 
 def test_llm_mode_writes_each_theme_from_the_papers_extractive_mode_groups_there(seeds_library, several):
-    from rag.citations import quote
+    from rag.reading.citations import quote
 
     extractive = several[1]  # federated and distributed learning: several themes
     assert extractive.topic == "federated and distributed learning" and len(extractive.themes) >= 2

@@ -144,7 +144,7 @@ def test_upload_auth_and_library(tmp_path):
     no upload or export left behind in Gradio's cache or the temp folder."""
     from gradio_client import Client, handle_file
 
-    from rag.library import Library
+    from rag.library.library import Library
     from rag.settings import Settings
     from ui.app import serve
 

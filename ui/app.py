@@ -25,17 +25,17 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import gradio as gr  # noqa: E402
 
-from rag.library import Library  # noqa: E402
-from rag.llm import describe  # noqa: E402 - what `serve` prints
+from rag.library.library import Library  # noqa: E402
+from rag.tasks.llm import describe  # noqa: E402 - what `serve` prints
 from rag.settings import Settings  # noqa: E402
 
-from . import answerer  # noqa: E402
-from .chattab import ChatTab  # noqa: E402
-from .librarytab import LibraryTab  # noqa: E402
-from .maptab import MapTab  # noqa: E402
-from .markup import katex_assets  # noqa: E402
-from .render import h  # noqa: E402
-from .streaming import error_text  # noqa: E402
+from ui import answerer  # noqa: E402
+from ui.chattab import ChatTab  # noqa: E402
+from ui.librarytab import LibraryTab  # noqa: E402
+from ui.maptab import MapTab  # noqa: E402
+from ui.markup import katex_assets  # noqa: E402
+from ui.render import h  # noqa: E402
+from ui.streaming import error_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEEDS = HERE.parent / "seeds"

@@ -10,20 +10,20 @@ from pathlib import Path
 
 import gradio as gr
 
-from rag.exports import write_export_files
-from rag.library import Library
-from rag.retrieval import Filters
+from rag.exports.documents import write_export_files
+from rag.library.library import Library
+from rag.library.retrieval import Filters
 from rag.settings import Settings
-from rag.snippets import snippet
+from rag.reading.snippets import snippet
 from rag.tasks.ask import ask
 from rag.tasks.cite import cite
 from rag.tasks.summarise import summarise
 
-from . import answerer, markup, render, tables
-from .filters import ALL_COLLECTIONS, ALL_VENUES, ANY_YEAR, collection_choices, filter_choices, make_filters, scope_html
-from .maptab import cited_ids, show_on_map_link
-from .render import h, md
-from .streaming import Unavailable, error_text, stream_task
+from ui import answerer, markup, render, tables
+from ui.filters import ALL_COLLECTIONS, ALL_VENUES, ANY_YEAR, collection_choices, filter_choices, make_filters, scope_html
+from ui.maptab import cited_ids, show_on_map_link
+from ui.render import h, md
+from ui.streaming import Unavailable, error_text, stream_task
 
 ASK, SUMMARISE, CITE, COMPARE = "Ask", "Summarise an area", "Find support for a claim", "Compare papers"
 MODES = [ASK, SUMMARISE, CITE, COMPARE]

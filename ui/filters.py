@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rag.library import Library
-from rag.retrieval import Filters
+from rag.library.library import Library
+from rag.library.retrieval import Filters
 
-from . import markup
-from .render import h
+from ui import markup
+from ui.render import h
 
 ANY_YEAR = "any"
 ALL_VENUES = ""

@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 import gradio as gr
 
-from rag.library import Library
+from rag.library.library import Library
 
-from . import markup
-from .render import md
-from .streaming import error_text
+from ui import markup
+from ui.render import md
+from ui.streaming import error_text
 
 
 class LibraryEdit:

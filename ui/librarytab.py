@@ -11,20 +11,20 @@ from pathlib import Path
 
 import gradio as gr
 
-from rag.library import Library
+from rag.library.library import Library
 from rag.loaders import estimate_records  # capped like loading: a bomb costs no more here
-from rag.retrieval import library_search
-from rag.roles import roles_of
-from rag.sentences import split_sentences
+from rag.library.retrieval import library_search
+from rag.reading.roles import roles_of
+from rag.reading.sentences import split_sentences
 from rag.settings import Settings
 
-from . import markup, render
-from .chattab import MATH
-from .filters import make_filters
-from .libraryedit import LibraryEdit
-from .papercard import empty_card, paper_card
-from .render import h, md
-from .streaming import error_text
+from ui import markup, render
+from ui.chattab import MATH
+from ui.filters import make_filters
+from ui.libraryedit import LibraryEdit
+from ui.papercard import empty_card, paper_card
+from ui.render import h, md
+from ui.streaming import error_text
 
 
 UPLOAD_TYPES = [".txt", ".jsonl", ".json", ".gz", ".csv", ".bib", ".ris"]
@@ -180,7 +180,7 @@ class LibraryTab:
             def on_progress(n: int) -> None:
                 progress((n, total if total and n <= total else None), desc="Indexing abstracts", unit="abstracts")
 
-            # Upload paths are temporary: a re-upload is recognised by its records (rag/sources.py).
+            # Upload paths are temporary: a re-upload is recognised by its records (rag/library/sources.py).
             report = self.writer().ingest(sorted(staged.iterdir()), on_progress=on_progress, remember_paths=False)
         except Exception as exc:  # noqa: BLE001 - shown to the user as one line
             return f"**Could not ingest:** {md(error_text(exc))}"

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import gradio as gr
 
-from .render import card, empty_panel, h
+from ui.render import card, empty_panel, h
 
 log = logging.getLogger("paperchat.ui")
 

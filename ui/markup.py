@@ -109,14 +109,14 @@ def _split(piece: str) -> list[str]:
 
 def html(text: str) -> str:
     """Escaped HTML of abstract text, its formatting as tags, its math left for KaTeX."""
-    from .render import h
+    from ui.render import h
 
     return balance([h(prepare(text))])[0]
 
 
 def markdown(text: str) -> str:
     """Escaped Markdown of abstract text (for the chat), formatting as inline tags, math left for KaTeX."""
-    from .render import md
+    from ui.render import md
 
     return balance([md(prepare(text))])[0]
 

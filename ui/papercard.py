@@ -1,12 +1,12 @@
-"""The Library tab's paper card: the whole abstract with the rhetorical role of each sentence (rag.roles),
+"""The Library tab's paper card: the whole abstract with the rhetorical role of each sentence (rag.reading.roles),
 and everything the record says about the paper. Pure HTML, no Gradio."""
 
 from __future__ import annotations
 
 import re
 
-from . import markup
-from .render import h
+from ui import markup
+from ui.render import h
 
 ROLE_TITLE = {"background": "background: what is known, the gap", "objective": "objective: what the paper sets out to do",
               "method": "method: how it is done", "result": "result: what was found",

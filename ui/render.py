@@ -13,12 +13,12 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag import exports
-from rag.citations import parse_numbers
+from rag.exports.documents import exports
+from rag.reading.citations import parse_numbers
 
-from . import markup
+from ui import markup
 
-# The same citation-mark grammar as rag.citations: [1], [1, 2], [1-3], [1; 4].
+# The same citation-mark grammar as rag.reading.citations: [1], [1, 2], [1-3], [1; 4].
 _MARK = re.compile(r"\[\s*(\d+(?:\s*(?:[-–,;]|and)\s*\d+)*)\s*\]")
 _MD_INLINE = re.compile(r"([\\`*_\[\]{}~$|<>])")
 _MD_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])", re.MULTILINE)
@@ -195,12 +195,12 @@ class Rendered:
     export_md: str  # a standalone Markdown document
     citations: list = field(default_factory=list)  # Citation records for BibTeX
     data: dict = field(default_factory=dict)  # the result's JSON
-    kind: str = "answer"  # answer / summary / evidence: with `subject`, names the export files (rag.exports)
+    kind: str = "answer"  # answer / summary / evidence: with `subject`, names the export files (rag.exports.documents)
     subject: str = ""  # the question, topic or claim
 
 
 def _filters_note(filters) -> str:
-    described = filters.describe() if filters else ""  # (rag.retrieval.Filters.describe: the exports say the same)
+    described = filters.describe() if filters else ""  # (rag.library.retrieval.Filters.describe: the exports say the same)
     return f"filtered to {described}" if described else ""
 
 
@@ -245,7 +245,7 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
 
 
 GRADE_CLASS = {"answers": "pc-ok", "related": "pc-related", "weak": "pc-bad"}
-# What a grade says, by what the citation was graded against (rag.citation_grades): an answer's question,
+# What a grade says, by what the citation was graded against (rag.reading.citation_grades): an answer's question,
 # a summary's topic, an evidence list's claim.
 GRADE_TITLES = {
     "question": {"answers": "this sentence answers the question", "related": "on the question's topic, a partial answer",

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.exports import export_stem
+from rag.exports.documents import export_stem
 from rag.tasks.compare_render import to_csv, to_markdown, trim
 from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED
 
-from . import markup
-from .render import Rendered, _abstained, _filters_note, _flags_md, _meta_line, _find_span, card_id, empty_panel, h, md, panel
+from ui import markup
+from ui.render import Rendered, _abstained, _filters_note, _flags_md, _meta_line, _find_span, card_id, empty_panel, h, md, panel
 
 @dataclass
 class TableRendered(Rendered):
@@ -105,7 +105,7 @@ def render_table(table, turn: int, filters=None) -> Rendered:
     chat += (f"\n\n<small>{md(note)}</small>" if note else "") + _flags_md(table.flags)
     cards = "".join(_row_card(turn, n, row) for n, row in enumerate(table.rows, 1))
     if table.related:
-        from .render import card
+        from ui.render import card
 
         cards += ('<div class="pc-label">Related, not compared</div>'
                   + "".join(card(turn, None, x.paper, "", "related — not compared", "pc-nearest") for x in table.related))
@@ -138,7 +138,7 @@ def run_compare(library, settings, message: str, filters, turn: int):
     """The Compare mode's turn: yields the streamed text, returns a TableRendered (via StopIteration)."""
     from rag.tasks.compare import compare
 
-    from .streaming import stream_task
+    from ui.streaming import stream_task
 
     topic, ids = request_of(message, library)
     if ids is not None:

@@ -1,3 +1,3 @@
-"""The tuning script's metrics are the product's own (rag/metrics.py), so train and eval figures agree."""
+"""The tuning script's metrics are the product's own (rag/evaluation/metrics.py), so train and eval figures agree."""
 
-from rag.metrics import dcg, evaluate, mean, mrr_at_k, ndcg_at_k, per_query, rank, recall_at_k  # noqa: F401
+from rag.evaluation.metrics import dcg, evaluate, mean, mrr_at_k, ndcg_at_k, per_query, rank, recall_at_k  # noqa: F401

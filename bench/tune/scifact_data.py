@@ -8,9 +8,9 @@ from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
-from rag.chunking import chunk_paper, chunk_prefix
+from rag.library.chunking import chunk_paper, chunk_prefix
 from rag.records import Chunk, Paper
-from rag.sentences import split_sentences
+from rag.reading.sentences import split_sentences
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 if not DATA.exists():

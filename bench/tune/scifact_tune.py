@@ -7,7 +7,7 @@ only after all choices are fixed, for the fixed list of rows printed in the fina
 
 Embeddings come from rag.embedders.MiniLMEmbeddings through a persistent cache
 (/tmp/scifact_emb/cache.sqlite, see embcache.py): each distinct text is embedded once across runs.
-Chunks come from rag.chunking.chunk_paper (title prefixed on each chunk).
+Chunks come from rag.library.chunking.chunk_paper (title prefixed on each chunk).
 
 Scoring is exhaustive (every paper gets a BM25 and a dense score), so "candidate depth" is
 simulated exactly: each side keeps only its top-`depth` papers before fusion.
@@ -34,7 +34,7 @@ import Stemmer  # noqa: E402
 import scifact_data as D  # noqa: E402
 from embcache import EmbeddingCache  # noqa: E402
 from metrics import evaluate  # noqa: E402
-from rag.chunking import chunk_prefix  # noqa: E402
+from rag.library.chunking import chunk_prefix  # noqa: E402
 from rag.embedders import MiniLMEmbeddings  # noqa: E402
 
 CHUNK_SIZES = (500, 800, 1100)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import sys
 
-from .common import settings_of
-from .library_commands import cmd_ingest, cmd_map, cmd_papers, cmd_remove, cmd_sources, cmd_stats
-from .parser import build_parser
-from .task_commands import cmd_ask, cmd_cite, cmd_compare, cmd_eval, cmd_search, cmd_summarise
+from rag.cli.common import settings_of
+from rag.cli.library_commands import cmd_ingest, cmd_map, cmd_papers, cmd_remove, cmd_sources, cmd_stats
+from rag.cli.parser import build_parser
+from rag.cli.task_commands import cmd_ask, cmd_cite, cmd_compare, cmd_eval, cmd_search, cmd_summarise
 
 
 def cmd_serve(args) -> int:
@@ -33,7 +33,7 @@ COMMANDS = {"ingest": cmd_ingest, "papers": cmd_papers, "stats": cmd_stats, "rem
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     args = build_parser().parse_args(argv)
-    from ..errors import user_message
+    from rag.errors import user_message
 
     try:
         return COMMANDS[args.cmd](args)

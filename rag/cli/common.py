@@ -6,7 +6,7 @@ import json
 
 
 def settings_of(args):
-    from ..settings import Settings
+    from rag.settings import Settings
 
     s = Settings()
     if args.library:
@@ -15,13 +15,13 @@ def settings_of(args):
 
 
 def library_of(args):
-    from ..library import Library
+    from rag.library.library import Library
 
     return Library(settings_of(args))
 
 
 def filters_of(args):
-    from ..retrieval import Filters
+    from rag.library.retrieval import Filters
 
     papers = [p.strip() for p in args.papers.split(",") if p.strip()] if args.papers is not None else None
     return Filters(venue=args.venue, year_from=args.year_from, year_to=args.year_to, author=args.author or None,
@@ -33,8 +33,8 @@ def print_json(obj) -> None:
 
 
 def write_references(args, citations) -> None:
-    """--bibtex / --ris: the result's references as a reference manager imports them (rag.bibliography)."""
-    from ..bibliography import to_bibtex, to_ris
+    """--bibtex / --ris: the result's references as a reference manager imports them (rag.exports.bibliography)."""
+    from rag.exports.bibliography import to_bibtex, to_ris
 
     if args.bibtex:
         args.bibtex.write_text(to_bibtex(citations) if citations else "% no references\n", encoding="utf-8")

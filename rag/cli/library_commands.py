@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import UserError
-from .common import library_of, print_json
+from rag.errors import UserError
+from rag.cli.common import library_of, print_json
 
 
 def cmd_ingest(args) -> int:
@@ -80,6 +80,6 @@ def cmd_sources(args) -> int:
 
 
 def cmd_map(args) -> int:
-    from ..maps.cli import run_map
+    from rag.maps.cli import run_map
 
     return run_map(library_of(args), args.out, args.json, args.refit)

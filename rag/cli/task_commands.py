@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from .common import filters_of, library_of, print_json, settings_of, write_references
+from rag.cli.common import filters_of, library_of, print_json, settings_of, write_references
 
 
 def cmd_search(args) -> int:
-    from ..retrieval import search
-    from ..snippets import snippet
+    from rag.library.retrieval import search
+    from rag.reading.snippets import snippet
 
     hits = search(library_of(args), args.query, args.k, filters_of(args))
     if args.json:
@@ -31,7 +31,7 @@ def _render_answer(ans) -> None:
         for c in ans.citations:
             p = c.paper
             mark = "" if c.supported else "  (not supported by the abstract)"
-            if c.grade:  # how well the evidence answers the question (rag.grades)
+            if c.grade:  # how well the evidence answers the question (rag.reading.grades)
                 mark = f"  [{c.grade} {c.grade_score:.2f}{', ' + c.role if c.role else ''}]" + mark
             print(f"[{c.n}] {p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position}){mark}")
             if c.evidence:
@@ -50,7 +50,7 @@ def _print_token(tok: str) -> None:
 
 
 def cmd_ask(args) -> int:
-    from ..tasks.ask import ask
+    from rag.tasks.ask import ask
 
     settings = settings_of(args)
     lib = library_of(args)
@@ -68,7 +68,7 @@ def cmd_ask(args) -> int:
 
 
 def cmd_summarise(args) -> int:
-    from ..tasks.summarise import summarise
+    from rag.tasks.summarise import summarise
 
     settings = settings_of(args)
     res = summarise(args.topic, library_of(args), settings=settings, filters=filters_of(args))
@@ -81,11 +81,11 @@ def cmd_summarise(args) -> int:
 
 
 def cmd_cite(args) -> int:
-    from ..tasks.cite import cite
+    from rag.tasks.cite import cite
 
     settings = settings_of(args)
     res = cite(args.claim, library_of(args), settings=settings, filters=filters_of(args), k=args.k)
-    from ..exports import evidence_citations
+    from rag.exports.documents import evidence_citations
 
     write_references(args, evidence_citations(res.evidence))
     if args.json:
@@ -98,8 +98,8 @@ def cmd_cite(args) -> int:
 def cmd_compare(args) -> int:
     import shutil
 
-    from ..tasks.compare import compare
-    from ..tasks.compare_render import render_text, to_csv, to_markdown
+    from rag.tasks.compare import compare
+    from rag.tasks.compare_render import render_text, to_csv, to_markdown
 
     table = compare(args.topic, library_of(args), settings=settings_of(args), filters=filters_of(args), k=args.k)
     if not table.abstained:
@@ -122,7 +122,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from ..evaluation import evaluate_beir
+    from rag.evaluation.retrieval import evaluate_beir
 
     res = evaluate_beir(args.beir, args.split, settings_of(args), progress=None)
     if args.json:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .fake import HashingEmbeddings
-from .identity import EmbedderIdentity, EmbedderMismatch, check_compatible, resolve
-from .minilm import MINILM_ID, MiniLMEmbeddings
+from rag.embedders.fake import HashingEmbeddings
+from rag.embedders.identity import EmbedderIdentity, EmbedderMismatch, check_compatible, resolve
+from rag.embedders.minilm import MINILM_ID, MiniLMEmbeddings
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from rag.settings import Settings
 
 __all__ = ["EmbedderIdentity", "EmbedderMismatch", "HashingEmbeddings", "MINILM_ID", "MiniLMEmbeddings",
            "check_compatible", "get_embedder", "make_embedder", "resolve"]
@@ -35,7 +35,7 @@ def make_embedder(settings: Settings):
         conf = (kind,)
     if conf not in _shared:
         if kind == "endpoint":
-            from .endpoint import EndpointEmbeddings
+            from rag.embedders.endpoint import EndpointEmbeddings
 
             _shared[conf] = EndpointEmbeddings(es.url or "", es.model, key, es.batch_size, es.concurrency,
                                                es.retries, es.timeout, es.dimensions)
@@ -52,6 +52,6 @@ def get_embedder(name: str = "minilm"):
     """The in-process embedders by name (benches and tests)."""
     if name not in ("minilm", "fake"):
         raise ValueError(f"unknown embedder {name!r}")
-    from ..settings import Settings
+    from rag.settings import Settings
 
     return make_embedder(Settings(embedder=name))

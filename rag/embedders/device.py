@@ -6,7 +6,7 @@ import glob
 import os
 from collections.abc import Mapping, Sequence
 
-from ..errors import UserError
+from rag.errors import UserError
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"

@@ -14,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from ..errors import UserError, redact, register_secret
-from .identity import EmbedderIdentity, EmbedderMismatch
-from .minilm import MAX_TOKENS, TokenCounter
+from rag.errors import UserError, redact, register_secret
+from rag.embedders.identity import EmbedderIdentity, EmbedderMismatch
+from rag.embedders.minilm import MAX_TOKENS, TokenCounter
 
 
 class EndpointFailed(UserError):
@@ -65,7 +65,7 @@ class EndpointEmbeddings(Embeddings):
 
     @property
     def where(self) -> str:
-        from ..llm import public_url
+        from rag.errors import public_url
 
         return public_url(self.url)
 

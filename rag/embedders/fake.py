@@ -8,7 +8,7 @@ import re
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from .identity import EmbedderIdentity
+from rag.embedders.identity import EmbedderIdentity
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel
 
-from ..errors import UserError
+from rag.errors import UserError
 
 NORMALISATION = "l2"  # every vector paperchat stores is L2-normalised (cosine space; rag.hnswfiles checks it)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from . import device as dev
-from .identity import EmbedderIdentity
+from rag.embedders import device as dev
+from rag.embedders.identity import EmbedderIdentity
 
 MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256

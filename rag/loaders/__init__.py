@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..errors import FieldsError, LoadError
-from ..records import Paper, Rejection
-from . import bibtex, csv_, jsonl, ris, seeds, zotero
-from ._io import ReadProblem, read_head, text_problem
-from .mapping import check_fields
+from rag.errors import FieldsError, LoadError
+from rag.records import Paper, Rejection
+from rag.loaders import bibtex, csv_, jsonl, ris, seeds, zotero
+from rag.loaders._io import ReadProblem, read_head, text_problem
+from rag.loaders.mapping import check_fields
 
 __all__ = ["LoadError", "FieldsError", "discover", "load_file", "RECOGNISED"]
 
@@ -172,7 +172,7 @@ def estimate_records(path: Path) -> int | None:
     no more here than there) counting line ends (JSON Lines, CSV), blank-line gaps (seed lists) or lines
     opening an entry (BibTeX). Memory stays at one block whatever the file holds.
     """
-    from ._io import open_bytes
+    from rag.loaders._io import open_bytes
 
     suffix = _suffix(path)
     if suffix not in {".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".bib", ".ris"}:

@@ -7,9 +7,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..records import Paper
-from .bibtex import detex
-from .common import abstract_too_long, clean_text, parse_year, split_authors
+from rag.records import Paper
+from rag.loaders.bibtex import detex
+from rag.loaders.common import abstract_too_long, clean_text, parse_year, split_authors
 
 _MARKERS = ("categories", "update_date", "authors_parsed", "versions")
 _ID = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?$")

@@ -12,10 +12,10 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..records import Paper, Rejection
-from ._io import MAX_RECORD_BYTES, ReadProblem, iter_chunks
-from .common import clean_text, make_paper_id, parse_year, refused_whole
-from .titles import derive_title
+from rag.records import Paper, Rejection
+from rag.loaders._io import MAX_RECORD_BYTES, ReadProblem, iter_chunks
+from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole
+from rag.loaders.titles import derive_title
 
 _DELIMS = re.compile(r"[{}()]")
 _HEAD = re.compile(r"@\s*([A-Za-z][\w-]*)\s*([{(])")
@@ -149,7 +149,7 @@ _SPECIAL = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "oe": "œ"
             "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ"}
 _ACCENT_RE = re.compile(r"\\([\"'`^~=.]|[uvHckr](?![A-Za-z]))\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))")
 _SPECIAL_RE = re.compile(r"\\(%s)(?![A-Za-z])\s*(?:\{\})?" % "|".join(sorted(_SPECIAL, key=len, reverse=True)))
-# Text symbols (what rag.exports writes for ~ ^ and unpaired braces); replaced after the braces are
+# Text symbols (what rag.exports.documents writes for ~ ^ and unpaired braces); replaced after the braces are
 # resolved, so the braces they stand for stay text.
 _SYMBOLS = {"textasciitilde": "~", "textasciicircum": "^", "textbraceleft": "{", "textbraceright": "}",
             "textbackslash": "\\"}

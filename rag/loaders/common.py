@@ -6,8 +6,8 @@ import html
 import re
 from typing import Any
 
-from ..records import Rejection, normalise_text, text_hash
-from ._io import MAX_ABSTRACT_CHARS
+from rag.records import Rejection, normalise_text, text_hash
+from rag.loaders._io import MAX_ABSTRACT_CHARS
 
 # Only real inline HTML formatting is removed: abstracts legitimately contain "<object>" or "</s>".
 _HTML_TAG = re.compile(

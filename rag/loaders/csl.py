@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..records import Paper, Rejection
-from .common import clean_text, make_paper_id, parse_year, refused_whole, split_authors
-from .titles import derive_title
+from rag.records import Paper, Rejection
+from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole, split_authors
+from rag.loaders.titles import derive_title
 
 _DATES = ("issued", "published-print", "published-online", "created")
 _VENUES = ("container-title", "collection-title", "event-title", "event")

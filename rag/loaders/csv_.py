@@ -9,9 +9,9 @@ import csv
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..records import Paper, Rejection
-from ._io import MAX_RECORD_BYTES, iter_lines
-from .mapping import missing_abstract, resolve, to_paper
+from rag.records import Paper, Rejection
+from rag.loaders._io import MAX_RECORD_BYTES, iter_lines
+from rag.loaders.mapping import missing_abstract, resolve, to_paper
 
 
 def _delimiter(first_line: str, tsv: bool) -> str:

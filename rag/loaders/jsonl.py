@@ -17,10 +17,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..records import Paper, Rejection
-from . import arxiv, csl
-from ._io import MAX_RECORD_BYTES, ReadProblem, iter_chunks, iter_lines
-from .mapping import missing_abstract, resolve, to_paper
+from rag.records import Paper, Rejection
+from rag.loaders import arxiv, csl
+from rag.loaders._io import MAX_RECORD_BYTES, ReadProblem, iter_chunks, iter_lines
+from rag.loaders.mapping import missing_abstract, resolve, to_paper
 
 SNIFF_RECORDS = 20  # records read before deciding that a file with no good record is not this format
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import FieldsError
-from ..records import Paper
-from .common import abstract_too_long, clean_text, make_paper_id, parse_year, split_authors
-from .titles import derive_title
+from rag.errors import FieldsError
+from rag.records import Paper
+from rag.loaders.common import abstract_too_long, clean_text, make_paper_id, parse_year, split_authors
+from rag.loaders.titles import derive_title
 
 # Our field -> the names it goes by in the wild (matched case-insensitively), most specific first.
 ALIASES: dict[str, tuple[str, ...]] = {

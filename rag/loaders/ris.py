@@ -17,10 +17,10 @@ from typing import Any
 
 import rispy
 
-from ..records import Paper, Rejection
-from ._io import MAX_RECORD_BYTES, iter_lines
-from .common import clean_text, make_paper_id, parse_year, refused_whole
-from .titles import derive_title
+from rag.records import Paper, Rejection
+from rag.loaders._io import MAX_RECORD_BYTES, iter_lines
+from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole
+from rag.loaders.titles import derive_title
 
 _TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
 _SNIFF = re.compile(r"^TY  -", re.MULTILINE)

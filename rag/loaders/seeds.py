@@ -11,10 +11,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..records import Paper, Rejection, text_hash
-from ._io import MAX_RECORD_BYTES, iter_lines
-from .common import abstract_too_long, clean_text
-from .titles import derive_title
+from rag.records import Paper, Rejection, text_hash
+from rag.loaders._io import MAX_RECORD_BYTES, iter_lines
+from rag.loaders.common import abstract_too_long, clean_text
+from rag.loaders.titles import derive_title
 
 NOT_A_LIST = "not a paperchat abstract list: first line should name venue and year, e.g. 'ICML 2026 Papers'"
 _HEADER = re.compile(

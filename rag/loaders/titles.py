@@ -8,14 +8,14 @@ connection space ..." -> "mHC: Projecting the residual connection space of HC on
 manifold"); else a short form of the first sentence.
 
 TITLES_VERSION counts changes to these rules: a library whose titles were derived under an earlier
-version re-derives them on open (rag.retitle), rewriting records' metadata only, never re-embedding.
+version re-derives them on open (rag.library.retitle), rewriting records' metadata only, never re-embedding.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..sentences import split_sentences
+from rag.reading.sentences import split_sentences
 
 MAX_WORDS = 12
 TITLES_VERSION = 2  # 2: "Name: what it does" (issue 17)

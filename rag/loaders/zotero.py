@@ -22,9 +22,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..records import Paper, Rejection
-from .common import clean_text, make_paper_id, parse_year, refused_whole
-from .titles import derive_title
+from rag.records import Paper, Rejection
+from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole
+from rag.loaders.titles import derive_title
 
 MAGIC = b"SQLite format 3\x00"
 DATABASE = "zotero.sqlite"

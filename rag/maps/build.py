@@ -23,9 +23,9 @@ from typing import Literal
 
 import numpy as np
 
-from . import cache, layout, regions
-from .records import LibraryMap, Topic
-from .vectors import paper_vectors
+from rag.maps import cache, layout, regions
+from rag.maps.records import LibraryMap, Topic
+from rag.maps.vectors import paper_vectors
 
 log = logging.getLogger(__name__)
 

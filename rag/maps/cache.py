@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from .records import LibraryMap, Topic
+from rag.maps.records import LibraryMap, Topic
 
 FORMAT = 1
 

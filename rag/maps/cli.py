@@ -14,8 +14,8 @@ NOTHING_TO_MAP = 3
 
 
 def run_map(library, out: Path | None, as_json: bool, refit: bool) -> int:
-    from .build import TooFewPapers, library_map
-    from .page import write_page
+    from rag.maps.build import TooFewPapers, library_map
+    from rag.maps.page import write_page
 
     try:
         m = library_map(library, refit="now" if refit else "auto")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..snippets import snippet
-from .records import LibraryMap
+from rag.reading.snippets import snippet
+from rag.maps.records import LibraryMap
 
 HERE = Path(__file__).resolve().parent
 ABSTRACT_CHARS = 300  # of each abstract in the standalone page

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import unit_rows
+from rag.maps.layout import unit_rows
 
 
 def vector_neighbours(vectors: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import unit_rows
+from rag.maps.layout import unit_rows
 
 NAME_SAMPLE = 40  # papers per region read to name it (the most typical ones); bounds naming at 87k
 
@@ -78,7 +78,7 @@ def typical(vectors: np.ndarray, labels: np.ndarray, k: int, sample: int = NAME_
 
 def name(groups: list[list], centroids: list[np.ndarray], emb=None) -> list[tuple[str, list[str]]]:
     """(name, terms) per region, from its papers (full Paper records, abstracts included)."""
-    from ..tasks.theme_names import name_themes
+    from rag.tasks.theme_names import name_themes
 
     background = [p for g in groups for p in g]
     return name_themes(groups, background, "", emb, centroids if emb is not None else None)

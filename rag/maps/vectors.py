@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import unit_rows
+from rag.maps.layout import unit_rows
 
 
 def paper_vectors(library, paper_ids: list[str] | None = None) -> tuple[list[str], np.ndarray]:

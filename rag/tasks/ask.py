@@ -1,7 +1,7 @@
 """Ask: retrieve, answer (extractive or LLM), check and grade every citation. One function for CLI, UI and tests.
 
 Coverage is decided before anything is written (both modes): the library must cover the question (its
-best chunk clears `ask.abstain_below`) and some sentence must clear the relevance floor (rag.grades).
+best chunk clears `ask.abstain_below`) and some sentence must clear the relevance floor (rag.reading.grades).
 Otherwise the answer says the library does not answer -- under a filter, whether papers outside it do.
 A follow-up that refers back ("they", "this paper") is answered from the papers the previous answer
 cited first; when they do not answer it, the answer says so before quoting any other paper.
@@ -12,16 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ..citations import check, quote, strip_marks
-from ..citation_grades import grade_citations as grade_all
-from ..extractive import Quote, candidates, pick, render, sentences_of
-from ..library import Library
-from ..prompts import load_prompt
-from ..questions import kind, preferred_roles, refers_back
-from ..records import Answer, Citation, Hit
-from ..retrieval import Filters, search
-from ..roles import roles_of
-from ..settings import Settings, get_settings
+from rag.reading.citations import check, quote, strip_marks
+from rag.reading.citation_grades import grade_citations as grade_all
+from rag.tasks.extractive import Quote, candidates, pick, render, sentences_of
+from rag.library.library import Library
+from rag.prompts import load_prompt
+from rag.reading.questions import kind, preferred_roles, refers_back
+from rag.records import Answer, Citation, Hit
+from rag.library.retrieval import Filters, search
+from rag.reading.roles import roles_of
+from rag.settings import Settings, get_settings
 
 # (question, answer) of an earlier turn, optionally with the paper ids that answer cited
 Turn = tuple[str, str] | tuple[str, str, Sequence[str]]
@@ -129,7 +129,7 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     settings = settings or get_settings()
     use_llm = model is not None or settings.llm == "openai"
     if use_llm and model is None:
-        from ..llm import make_chat_model
+        from rag.tasks.llm import make_chat_model
 
         model = make_chat_model(settings)
     mode = "llm" if use_llm else "extractive"
@@ -212,7 +212,7 @@ def _answer(question: str, found: _Answerable, library: Library, settings: Setti
 def grade_citations(question: str, citations: list[Citation], sentences: list[tuple[str, list[int]]],
                     found: _Answerable, embedder, settings: Settings) -> None:
     """Each citation's grade against the question, whether the answer quotes the abstract verbatim, and the
-    evidence sentence's role (rag.citation_grades: summaries and evidence lists are graded alike)."""
+    evidence sentence's role (rag.reading.citation_grades: summaries and evidence lists are graded alike)."""
     role_of = {}
     for h, rs in zip(found.hits, found.roles):
         for s, r in zip(sentences_of(h.paper), rs):

@@ -19,16 +19,16 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..citation_grades import grade_scores, is_quoted
-from ..citations import check, strip_marks
-from ..extractive import rank_sentences, sentences_of
-from ..library import Library
-from ..prompts import load_prompt
-from ..questions import preferred_roles
-from ..records import Hit, Paper
-from ..retrieval import Filters, check_k, search
-from ..roles import roles_of
-from ..settings import Settings, get_settings
+from rag.reading.citation_grades import grade_scores, is_quoted
+from rag.reading.citations import check, strip_marks
+from rag.tasks.extractive import rank_sentences, sentences_of
+from rag.library.library import Library
+from rag.prompts import load_prompt
+from rag.reading.questions import preferred_roles
+from rag.records import Hit, Paper
+from rag.library.retrieval import Filters, check_k, search
+from rag.reading.roles import roles_of
+from rag.settings import Settings, get_settings
 
 NOT_FOUND_TEXT = "no supporting abstract found"
 STANCES = ("supports", "contradicts", "related")
@@ -48,7 +48,7 @@ STANCES = ("supports", "contradicts", "related")
 #   claims' topics, so a neighbouring abstract nearly always bears on them (the stance, not this
 #   threshold, says whether it supports). Balanced accuracy on that split peaks (0.72) at a threshold of
 #   0.72, where a fifth of the claims whose abstract is present would be told "no supporting abstract found".
-# - the quoted sentence: the best by that score plus a prior by its role (rag.roles), since a claim is
+# - the quoted sentence: the best by that score plus a prior by its role (rag.reading.roles), since a claim is
 #   borne out or refuted by what a paper found, seldom by its background. On the 548 train pairs of a claim
 #   and its annotated abstract the share of quoted sentences that are labelled rationale sentences went
 #   from 0.555 to 0.639 (grid over the three priors); on dev, never tuned on, 0.578 -> 0.608. The paper's
@@ -67,12 +67,12 @@ class Evidence(BaseModel):
     paper: Paper
     sentence: str  # the best evidence sentence, as the citation check found it
     sentences: list[str] = Field(default_factory=list)  # one or two, best first
-    roles: list[str] = Field(default_factory=list)  # each evidence sentence's rhetorical role (rag.roles)
+    roles: list[str] = Field(default_factory=list)  # each evidence sentence's rhetorical role (rag.reading.roles)
     score: float  # the ranking score (best first)
     evidence_score: float = 0.0  # absolute: what the found threshold is applied to
     stance: str = "related"
     supported: bool = False  # the citation check's verdict for the evidence sentence
-    # How well the evidence bears on the claim, graded as answers' citations are (rag.citation_grades).
+    # How well the evidence bears on the claim, graded as answers' citations are (rag.reading.citation_grades).
     grade: Literal["answers", "related", "weak"] | None = None
     grade_score: float = 0.0
     quoted: bool = False  # every evidence sentence is verbatim in the abstract
@@ -202,7 +202,7 @@ def minmax(values: list[float]) -> list[float]:
 
 
 def _claim_sentences(text: str) -> list[str]:
-    from ..sentences import split_sentences
+    from rag.reading.sentences import split_sentences
 
     return [s.rstrip(".!? ") for s in split_sentences(text)] or [text.rstrip(".!? ")]
 
@@ -213,7 +213,7 @@ def cite(claim: str, library: Library, settings: Settings | None = None, filters
     settings = settings or get_settings()
     use_llm = model is not None or settings.llm == "openai"
     if use_llm and model is None:
-        from ..llm import make_chat_model
+        from rag.tasks.llm import make_chat_model
 
         model = make_chat_model(settings)
     mode = "llm" if use_llm else "extractive"

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import UserError
-from ..library import Library
-from ..records import Hit
-from ..retrieval import Filters, search
-from ..settings import Settings, get_settings
-from .compare_cells import pick_cells, shorten
-from .comparison import Row, Table
-from .summarise import NO_PAPERS_TEXT, covers_topic, group_into_themes
-from .themes import CANDIDATES, MAX_PAPERS, paper_text
-from .topicality import Reading, on_topic, read
+from rag.errors import UserError
+from rag.library.library import Library
+from rag.records import Hit
+from rag.library.retrieval import Filters, search
+from rag.settings import Settings, get_settings
+from rag.tasks.compare_cells import pick_cells, shorten
+from rag.tasks.comparison import Row, Table
+from rag.tasks.summarise import NO_PAPERS_TEXT, covers_topic, group_into_themes
+from rag.tasks.themes import CANDIDATES, MAX_PAPERS, paper_text
+from rag.tasks.topicality import Reading, on_topic, read
 
 __all__ = ["compare", "Table", "Row"]
 
@@ -77,15 +77,15 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
     shorten(cells, [topic or own[c.paper_id] for c in cells], emb)
     table = Table(topic=topic, rows=rows, themes=[t.title for t in themes], mode=mode, related=related)
     if use_llm:
-        from .compare_llm import write_cells
+        from rag.tasks.compare_llm import write_cells
 
         if model is None:
-            from ..llm import make_chat_model
+            from rag.tasks.llm import make_chat_model
 
             model = make_chat_model(settings)
         write_cells(table, in_order, settings, model, emb)
     if on_token:
-        from .compare_render import to_markdown
+        from rag.tasks.compare_render import to_markdown
 
         on_token(to_markdown(table))
     return table

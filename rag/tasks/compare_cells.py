@@ -1,6 +1,6 @@
 """Which of a paper's sentences fills each column of a comparison table, by its rhetorical role.
 
-    Problem   an objective or background sentence (rag.roles): what the paper sets out to solve
+    Problem   an objective or background sentence (rag.reading.roles): what the paper sets out to solve
     Approach  a method sentence
     Finding   a result sentence
     Setting   a sentence naming the data, the model class or the assumptions: not a role, so found by
@@ -8,10 +8,10 @@
               "assume", "Lipschitz", "regime", ...) among the sentences that are not background (those
               describe other work) and are not in another cell; else the cell is `not stated`
 
-Within a column the sentence most relevant to the topic wins (rag.grades' score, which
+Within a column the sentence most relevant to the topic wins (rag.reading.grades' score, which
 rag.tasks.topicality already computed per sentence). A column whose role no sentence carries is
 `not stated`: a cell never borrows a sentence of another role. Within its role a cell prefers a sentence
-that stands alone (rag.standalone.standing, the check answers use): "Getting there requires reworking
+that stands alone (rag.reading.standalone.standing, the check answers use): "Getting there requires reworking
 ..." leans on the sentence before it, and a table cell has no sentence before it. A sentence whose opening
 clause alone leans ("To address this, we propose X") is shown as its main clause; one that leans
 throughout fills the cell only when no sentence of the role stands. A long sentence is shown as its clause
@@ -25,10 +25,10 @@ import re
 
 import numpy as np
 
-from ..grades import relevance
-from ..standalone import leans, standing
-from .comparison import Cell
-from .topicality import Reading
+from rag.reading.grades import relevance
+from rag.reading.standalone import leans, standing
+from rag.tasks.comparison import Cell
+from rag.tasks.topicality import Reading
 
 ROLE_COLUMNS = {"problem": ("objective", "background"), "approach": ("method",), "finding": ("result",)}
 # A problem statement more often says what is hard or missing than what the field is.

@@ -3,7 +3,7 @@
 The model sees the table's papers as numbered sources (their sentences tagged with their roles, as
 the ask prompt does) and answers one line per source (`prompts/compare_*.txt`). Each phrase is then
 checked against its own paper: its evidence is the abstract's sentence it is most relevant to, by
-rag.grades' score (the citation grade of answers), and it stands only when that grade is `answers`
+rag.reading.grades' score (the citation grade of answers), and it stands only when that grade is `answers`
 and the evidence sentence's role fits the column (Problem: objective or background; Approach: method;
 Finding: result; Setting: any but background) -- a phrase of a finding resting on a method sentence
 fails. A phrase that fails, a cell the model left empty and a paper it skipped show the quoted
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import re
 
-from ..citations import strip_marks
-from ..grades import graded, relevance
-from ..prompts import load_prompt
-from ..settings import Settings
-from .ask import format_sources
-from .compare_cells import ROLE_COLUMNS
-from .comparison import COLUMNS, HEADINGS, NOT_STATED, Cell, Table
-from .topicality import Reading
+from rag.reading.citations import strip_marks
+from rag.reading.grades import graded, relevance
+from rag.prompts import load_prompt
+from rag.settings import Settings
+from rag.tasks.ask import format_sources
+from rag.tasks.compare_cells import ROLE_COLUMNS
+from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED, Cell, Table
+from rag.tasks.topicality import Reading
 
 _FIELD = re.compile(r"\b(problem|approach|finding|setting)\s*:\s*(.*?)\s*(?=\|?\s*\b(?:problem|approach|finding|"
                     r"setting)\s*:|$)", re.IGNORECASE | re.DOTALL)

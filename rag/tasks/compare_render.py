@@ -6,8 +6,8 @@ import csv
 import io
 import textwrap
 
-from ..snippets import snippet
-from .comparison import COLUMNS, HEADINGS, NOT_STATED, Cell, Row, Table
+from rag.reading.snippets import snippet
+from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED, Cell, Row, Table
 
 WIDTH = 100
 FALLBACK_MARK = "[quoted] "  # LLM mode: the model's phrase failed the check, the abstract's sentence is shown
@@ -16,7 +16,7 @@ CELL_LINES = 5  # lines a cell may take in the terminal grid before it is trimme
 
 
 def trim(text: str, limit: int) -> str:
-    """The text cut at a word boundary to at most `limit` characters, "…" marking the cut (rag.snippets,
+    """The text cut at a word boundary to at most `limit` characters, "…" marking the cut (rag.reading.snippets,
     the one cut every snippet shares)."""
     return snippet(text, limit)
 
@@ -92,7 +92,7 @@ def _md(text: str) -> str:
 def to_markdown(table: Table) -> str:
     """One Markdown table (Theme, Paper, the four columns; full text, each cell ending with its row's [n]),
     then the references."""
-    from ..exports import ref_line
+    from rag.exports.documents import ref_line
 
     if table.abstained:
         return f"# Compare: {table.topic}\n\n{table.message}\n"

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..records import Citation, Hit, Paper
+from rag.records import Citation, Hit, Paper
 
 Column = Literal["problem", "approach", "finding", "setting"]
 COLUMNS: tuple[Column, ...] = ("problem", "approach", "finding", "setting")
@@ -20,7 +20,7 @@ class Cell(BaseModel):
 
     `source` says where the text comes from: `quoted` (the sentence, or its clause most relevant to the
     topic, verbatim; its main clause, first letter raised, when only its opening clause leans on the sentence
-    before: rag.standalone), `model` (an LLM's phrase that passed the check against `sentence`), `fallback` (the
+    before: rag.reading.standalone), `model` (an LLM's phrase that passed the check against `sentence`), `fallback` (the
     model's phrase failed the check, so the quoted sentence is shown: `note` says why) or `none`."""
 
     column: Column
@@ -29,7 +29,7 @@ class Cell(BaseModel):
     sentence: str = ""
     role: str = ""
     score: float = 0.0
-    position: int = -1  # index of `sentence` in rag.sentences.split_sentences(abstract); -1 when not stated
+    position: int = -1  # index of `sentence` in rag.reading.sentences.split_sentences(abstract); -1 when not stated
     source: Literal["quoted", "model", "fallback", "none"] = "none"
     grade: Literal["answers", "related", "weak"] | None = None  # LLM mode: the phrase against `sentence`
     grade_score: float = 0.0

@@ -1,5 +1,5 @@
 """Summarise a research area: retrieve broadly with diversity, group the papers into themes, write a
-cited paragraph per theme and an overview, and list the references (exportable: rag.exports).
+cited paragraph per theme and an overview, and list the references (exportable: rag.exports.documents).
 
 Both modes summarise the same papers -- those whose own contribution (objective, method and result
 sentences) is on the topic; the others retrieved are listed as "related, not summarised" -- grouped
@@ -8,28 +8,28 @@ Extractive mode (no LLM): each paragraph is made of its papers' own sentences th
 LLM mode: the same themes, then map (one paragraph per theme from its numbered sources) and reduce
 (an overview from the theme paragraphs). Every paragraph goes through the citation check.
 
-    topicality.py      which papers: a paper's contribution on the topic (rag.roles, rag.grades)
+    topicality.py      which papers: a paper's contribution on the topic (rag.reading.roles, rag.reading.grades)
     themes.py          their order (MMR) and how they group (clustering by silhouette)
     theme_names.py     each theme's title: a noun phrase of its papers' contributions
     summary_writers.py the extractive and the LLM writer
     summary.py         the Summary record (JSON, text)
-    rag.exports        BibTeX and Markdown of the result
+    rag.exports.documents        BibTeX and Markdown of the result
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..citation_grades import grade_citations
-from ..library import Library
-from ..records import Hit
-from ..retrieval import Filters, search
-from ..settings import Settings, get_settings
-from .summary import Summary, Theme, ThemeDraft
-from .summary_writers import roles_read, write_extractive, write_llm
-from .theme_names import name_themes
-from .themes import CANDIDATES, MAX_PAPERS, cluster, select_papers, unit
-from .topicality import on_topic, read
+from rag.reading.citation_grades import grade_citations
+from rag.library.library import Library
+from rag.records import Hit
+from rag.library.retrieval import Filters, search
+from rag.settings import Settings, get_settings
+from rag.tasks.summary import Summary, Theme, ThemeDraft
+from rag.tasks.summary_writers import roles_read, write_extractive, write_llm
+from rag.tasks.theme_names import name_themes
+from rag.tasks.themes import CANDIDATES, MAX_PAPERS, cluster, select_papers, unit
+from rag.tasks.topicality import on_topic, read
 
 __all__ = ["summarise", "covers_topic", "Summary", "Theme", "NO_PAPERS_TEXT"]
 
@@ -49,7 +49,7 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     settings = settings or get_settings()
     use_llm = model is not None or settings.llm == "openai"
     if use_llm and model is None:
-        from ..llm import make_chat_model
+        from rag.tasks.llm import make_chat_model
 
         model = make_chat_model(settings)
     mode = "llm" if use_llm else "extractive"
@@ -76,9 +76,9 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
 
 def grade_summary(topic: str, res: Summary, readings: list, emb, settings: Settings) -> None:
     """Grade every citation (the reference list's and each theme's) against the topic, as answers grade
-    theirs against the question (rag.citation_grades): how well the sentences quoted from a paper bear on
+    theirs against the question (rag.reading.citation_grades): how well the sentences quoted from a paper bear on
     what was asked to be summarised."""
-    # the roles as the paragraphs read them (rag.voice: "We propose X" is a contribution, a definition background)
+    # the roles as the paragraphs read them (rag.reading.voice: "We propose X" is a contribution, a definition background)
     role_of = {(r.paper.paper_id, s): role for r in readings for s, role in zip(r.sentences, roles_read(r))}
     for cs in [res.citations] + [t.citations for t in res.themes]:
         grade_citations(topic, cs, role_of, emb, settings.ask.floor, settings.ask.answers_at)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..records import Citation, Hit, Paper
+from rag.records import Citation, Hit, Paper
 
 
 class Theme(BaseModel):
@@ -58,7 +58,7 @@ class Summary(BaseModel):
             out += ["", "References"]
             for c in self.citations:
                 mark = "" if c.supported else "  (not supported by the abstract)"
-                if c.grade:  # how well what it quotes bears on the topic (rag.citation_grades)
+                if c.grade:  # how well what it quotes bears on the topic (rag.reading.citation_grades)
                     mark = f"  [{c.grade} {c.grade_score:.2f}{', ' + c.role if c.role else ''}]" + mark
                 out.append(f"[{c.n}] {_ref_line(c.paper)}{mark}")
         if self.related:

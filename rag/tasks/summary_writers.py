@@ -10,18 +10,18 @@ import re
 
 import numpy as np
 
-from ..citation_grades import is_quoted
-from ..citations import CheckedAnswer, check, quote, strip_marks
-from ..embcache import CachedEmbedder
-from ..prompts import load_prompt
-from ..records import Citation
-from ..settings import Settings
-from ..snippets import snippet
-from ..standalone import standing, stands_alone
-from ..voice import defines, own_voice
-from .ask import format_sources
-from .summary import Summary, Theme, ThemeDraft
-from .topicality import BACKGROUND_DISCOUNT, CONTRIBUTION, Reading
+from rag.reading.citation_grades import is_quoted
+from rag.reading.citations import CheckedAnswer, check, quote, strip_marks
+from rag.library.embcache import CachedEmbedder
+from rag.prompts import load_prompt
+from rag.records import Citation
+from rag.settings import Settings
+from rag.reading.snippets import snippet
+from rag.reading.standalone import standing, stands_alone
+from rag.reading.voice import defines, own_voice
+from rag.tasks.ask import format_sources
+from rag.tasks.summary import Summary, Theme, ThemeDraft
+from rag.tasks.topicality import BACKGROUND_DISCOUNT, CONTRIBUTION, Reading
 
 _MARKS = re.compile(r"\[(\d+)\]")
 
@@ -113,7 +113,7 @@ def _central(readings: list[Reading], emb: CachedEmbedder) -> list[np.ndarray]:
 def roles_read(r: Reading) -> list[str]:
     """The paper's sentence roles as a summary reads them: a sentence in the paper's own voice ("We propose
     ...", "Here we show ...") is a contribution (objective) whatever the classifier says, and a definition
-    ("X is a Y that ...", "X refers to ...") is background (rag.voice). With no role known (every sentence
+    ("X is a Y that ...", "X refers to ...") is background (rag.reading.voice). With no role known (every sentence
     is 'other', e.g. the tests' hashing embedder) only definitions change."""
     known = any(role != "other" for role in r.roles)
     out = []
@@ -129,7 +129,7 @@ def roles_read(r: Reading) -> list[str]:
 def quotable(s: str) -> str | None:
     """The sentence as a summary can quote it: itself when it stands alone; its main clause when only an
     opening clause leans on the sentence before ("To address this, we propose X" -> "We propose X",
-    rag.standalone.standing) and that clause stands alone; else None."""
+    rag.reading.standalone.standing) and that clause stands alone; else None."""
     if stands_alone(s):
         return s
     clause = standing(s)
@@ -139,7 +139,7 @@ def quotable(s: str) -> str | None:
 def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bool = False,
           topical: float = 0.5) -> tuple[str, str]:
     """(the sentence, as quoted) of the paper that is on the topic and central to it, preferring its
-    contribution (objective, method, result; rag.voice's reading) over background; among sentences that
+    contribution (objective, method, result; rag.reading.voice's reading) over background; among sentences that
     stand alone (or whose main clause does), are on the topic and not used yet if there are any, then
     those that stand alone and are not used, then used ones, else any."""
     if not r.sentences:

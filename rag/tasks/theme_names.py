@@ -17,10 +17,10 @@ from collections import Counter
 
 import numpy as np
 
-from ..records import Paper
-from .theme_phrases import (GENERIC, acronyms, broad, concept, is_name, proper_adjective, stem, terms, text_key, vague,
+from rag.records import Paper
+from rag.tasks.theme_phrases import (GENERIC, acronyms, broad, concept, is_name, proper_adjective, stem, terms, text_key, vague,
                             verbs_of)
-from .themes import paper_text
+from rag.tasks.themes import paper_text
 
 # A second phrase joins the first ("A and B") only when it describes the group nearly as well, and most
 # of the group's papers hold both: two phrases that each fit half the group read as a fragment

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .theme_words import (ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS, NOT_EDGE,
+from rag.tasks.theme_words import (ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS, NOT_EDGE,
                           NOT_PROPER_ADJ, NOUN_AR, NOUN_ENDINGS_OK, PLURAL_MODIFIERS, SECTION_WORDS, STOP, VAGUE_HEADS,
                           VERBS)
 
@@ -214,7 +214,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 
 @lru_cache(maxsize=100_000)
 def stem(w: str) -> str:
-    import Stemmer  # PyStemmer, as rag.grades and rag.lexical use
+    import Stemmer  # PyStemmer, as rag.reading.grades and rag.library.lexical use
 
     global _STEMMER
     _STEMMER = _STEMMER or Stemmer.Stemmer("english")

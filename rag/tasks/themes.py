@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from ..embcache import CachedEmbedder
-from ..records import Paper
-from .topicality import Reading
+from rag.library.embcache import CachedEmbedder
+from rag.records import Paper
+from rag.tasks.topicality import Reading
 
 CANDIDATES = 30  # papers retrieved; rag.tasks.topicality decides which of them the summary is about
 MAX_PAPERS = 15  # after MMR: a summary longer than this stops being one

@@ -1,12 +1,12 @@
 """Which retrieved papers a summary is about: those whose own contribution is on the topic.
 
-A paper's contribution is what its objective, method and result sentences say (rag.roles; an authored
+A paper's contribution is what its objective, method and result sentences say (rag.reading.roles; an authored
 title states it too); its background sentences do not count, so a bandit paper that mentions transport
 costs in passing, or a solver paper whose introduction names state space models, stays out. Each
 sentence's relevance to the topic is the MiniLM cosine plus OVERLAP_WEIGHT when it holds the topic's
 phrase (of one part of "X and Y") with its words side by side (holds_phrase): a fragment of the phrase,
 or its words scattered, say nothing ("graph ... networks" in a DAG-ReLU paper is not "graph neural
-networks", "scaling tests" is not "test-time scaling"), which rag.grades' per-word share rewarded. A
+networks", "scaling tests" is not "test-time scaling"), which rag.reading.grades' per-word share rewarded. A
 sentence that names the topic outright -- its phrase, or the acronym its authors write for it ("RLHF"),
 which MiniLM does not read as the phrase -- scores at least NAMED. A sentence that names the topic only
 as a test bed or application ("experiments on synthetic data", "applied to X", tested_on) is background,
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..grades import _STOP, FLOOR, OVERLAP_WEIGHT
-from ..records import Hit
-from ..roles import roles_of
-from ..sentences import split_sentences
+from rag.reading.grades import _STOP, FLOOR, OVERLAP_WEIGHT
+from rag.records import Hit
+from rag.reading.roles import roles_of
+from rag.reading.sentences import split_sentences
 
 CONTRIBUTION = frozenset({"objective", "method", "result"})
 # Chosen on bench/summarise_topics.py's tuning half (the odd-indexed of its 40 narrow topics; the even half
@@ -37,7 +37,7 @@ CONTRIBUTION = frozenset({"objective", "method", "result"})
 # above 0.6 gains more precision on the benchmark, whose papers have authored titles, but drops seed
 # papers that state their area only in the background ("computational optimal transport", 0.62-0.67).
 ON_TOPIC = 0.6
-NEAR = FLOOR  # near misses reach rag.grades' floor
+NEAR = FLOOR  # near misses reach rag.reading.grades' floor
 # Background sentences count BACKGROUND_DISCOUNT less: an abstract often names its area only there
 # ("Selective state space models such as Mamba have emerged ...") and then says "this paper develops a
 # control-theoretic framework", but a bandit paper's passing "switching costs" should not carry it.
@@ -68,7 +68,7 @@ class Reading:
         """Indices of its objective, method and result sentences (all of them when no role is known,
         e.g. with the tests' hashing embedder, whose vectors say nothing about roles), less those that
         name the topic only as a test bed: "experiments on synthetic data" is not a contribution on it.
-        `roles`: the sentences' roles as a reader takes them, when not the classifier's (rag.voice)."""
+        `roles`: the sentences' roles as a reader takes them, when not the classifier's (rag.reading.voice)."""
         roles = self.roles if roles is None else roles
         idx = [i for i, r in enumerate(roles) if r in CONTRIBUTION] or list(range(len(self.sentences)))
         return [i for i in idx if i not in self.tested]
@@ -83,7 +83,7 @@ class Reading:
 
 
 def read(topic: str, hits: list[Hit], emb) -> list[Reading]:
-    """Every hit's sentences (as rag.sentences cuts them), roles and relevance, in one embedding call."""
+    """Every hit's sentences (as rag.reading.sentences cuts them), roles and relevance, in one embedding call."""
     papers = [h.paper for h in hits]
     sents = [split_sentences(p.abstract) or ([p.abstract] if p.abstract else []) for p in papers]
     roles = roles_of(papers, emb)  # stored with each paper at ingest, else computed now
@@ -141,7 +141,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _stems(words: list[str]) -> list[str]:
-    import Stemmer  # PyStemmer, as rag.grades and rag.lexical use
+    import Stemmer  # PyStemmer, as rag.reading.grades and rag.library.lexical use
 
     global _STEMMER
     _STEMMER = _STEMMER or Stemmer.Stemmer("english")
