@@ -47,7 +47,7 @@ def test_short_common_names_match_whole_words_only():
 def test_name_index_is_built_once_per_library_version_and_kept_for_the_next_process(fake_settings, tmp_path,
                                                                                     monkeypatch):
     """A restarted server does not rebuild the index for an unchanged library, and finds the same papers."""
-    from rag.library.library import people
+    from rag.library import people
     from rag.library.library import Library
     from rag.library.retrieval import Filters, search
 

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag.exports.documents import exports
+from rag.exports import documents as exports
 from rag.reading.citations import parse_numbers
 
 from ui import markup
