@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ui.escape import h, md
+
 # Private markers: opening and closing italic, bold, code. Stripped from input first.
 _OPEN = {"\x01": "em", "\x03": "strong", "\x05": "code"}
 _CLOSE = {"\x02": "em", "\x04": "strong", "\x06": "code"}
@@ -109,15 +111,11 @@ def _split(piece: str) -> list[str]:
 
 def html(text: str) -> str:
     """Escaped HTML of abstract text, its formatting as tags, its math left for KaTeX."""
-    from ui.render import h
-
     return balance([h(prepare(text))])[0]
 
 
 def markdown(text: str) -> str:
     """Escaped Markdown of abstract text (for the chat), formatting as inline tags, math left for KaTeX."""
-    from ui.render import md
-
     return balance([md(prepare(text))])[0]
 
 

@@ -7,38 +7,20 @@ abstracts) is escaped: abstracts may hold hostile HTML or Markdown.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
 
 from rag.exports import documents as exports
 from rag.reading.citations import parse_numbers
 
 from ui import markup
+from ui.escape import h, md  # noqa: F401 - re-exported: callers import them from here too
 
 # The same citation-mark grammar as rag.reading.citations: [1], [1, 2], [1-3], [1; 4].
 _MARK = re.compile(r"\[\s*(\d+(?:\s*(?:[-–,;]|and)\s*\d+)*)\s*\]")
-_MD_INLINE = re.compile(r"([\\`*_\[\]{}~$|<>])")
-_MD_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])", re.MULTILINE)
 
 STANCE_LABEL = {"supports": "supports", "contradicts": "contradicts", "related": "related"}
-
-
-# -- escaping ------------------------------------------------------------------------------------
-
-def h(text: Any) -> str:
-    """HTML-escape text for an element or attribute; also neutralise template syntax (${...}, {{...}})."""
-    s = html.escape("" if text is None else str(text), quote=True)
-    return s.replace("$", "&#36;").replace("{", "&#123;").replace("}", "&#125;")
-
-
-def md(text: Any) -> str:
-    """Escape text so that a Markdown renderer shows it literally (no links, images, emphasis, HTML, LaTeX)."""
-    s = html.escape("" if text is None else str(text), quote=False)
-    s = _MD_INLINE.sub(r"\\\1", s)
-    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
 
 
 def card_id(turn: int, n: int) -> str:
