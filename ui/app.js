@@ -48,21 +48,32 @@
   };
   window.addEventListener("resize", stackCheck);
   new MutationObserver(() => {
-    if (!timer) timer = setTimeout(() => { stackCheck(); typesetAll(); }, 60);
+    if (!timer) timer = setTimeout(() => { stackCheck(); followNew(); typesetAll(); }, 60);
   }).observe(document.body, { childList: true, subtree: true, characterData: true });
-  // After an answer is complete: when it is taller than the chat, show it from its top (the overview of a
-  // summary) instead of its end, where the chat's autoscroll left it.
-  // The chatbot autoscrolls once more after the last update (~50 ms after this ran, in Chromium), so the
-  // top is set again for a moment -- only while the chat sits at its end, never over a reader's own scroll.
-  window.__paperchatTop = () => [150, 400, 800, 1500].forEach((ms, i) => setTimeout(() => {
-    const log = document.querySelector('#pc-chat [role="log"]');
-    const rows = log ? log.querySelectorAll(".message-row.bot-row") : [];
-    const last = rows.length ? rows[rows.length - 1] : null;
-    if (!last || last.offsetHeight <= log.clientHeight) return;
+  // The newest answer in view from its top, whatever came before it (a long table, a summary, a chat the reader
+  // scrolled up): once it is complete, a short answer is shown whole (the chat at its end), a long one from its
+  // first line. The chatbot autoscrolls once more after the last update (~50 ms after this ran, in Chromium), so
+  // the place is set again for a moment -- unless the reader has scrolled meanwhile.
+  const chatLog = () => document.querySelector('#pc-chat [role="log"]');
+  const lastAnswer = (log) => { const rows = log ? log.querySelectorAll(".message-row.bot-row") : [];
+    return rows.length ? rows[rows.length - 1] : null; };
+  window.__paperchatTop = () => { let placed = null; [150, 400, 800, 1500].forEach((ms) => setTimeout(() => {
+    const log = chatLog(), last = lastAnswer(log);
+    if (!last) return;
     const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-    if (i > 0 && !atEnd) return;
-    log.scrollTop += last.getBoundingClientRect().top - log.getBoundingClientRect().top - 8;
-  }, ms));
+    if (placed !== null && Math.abs(log.scrollTop - placed) > 2 && !atEnd) return;  // the reader's own scroll
+    const top = log.scrollTop + last.getBoundingClientRect().top - log.getBoundingClientRect().top - 8;
+    log.scrollTop = last.offsetHeight + 8 <= log.clientHeight ? log.scrollHeight : top;
+    placed = log.scrollTop;
+  }, ms)); };
+  // A question just sent: its (still empty) answer is brought into view, even from a chat scrolled up.
+  let answersSeen = 0;
+  const followNew = () => {
+    const log = chatLog();
+    const n = log ? log.querySelectorAll(".message-row.bot-row").length : 0;
+    if (n > answersSeen && log) log.scrollTop = log.scrollHeight;
+    answersSeen = n;
+  };
   document.addEventListener("click", (ev) => {
     const a = ev.target && ev.target.closest ? ev.target.closest('a[href^="#pc-"]') : null;
     if (!a) return;

@@ -32,8 +32,12 @@ _MAX_ROWS = 1000  # papers shown in the Library table
 HEADERS = ["✓", "Title", "Venue", "Year", "File", "#", "Score"]
 BOX, TICKED = "☐", "☑"  # the ✓ column: a click on it ticks or unticks the row's paper (kept per session)
 TICK, TITLE, FILE, POS = 0, 1, 4, 5  # column positions
-# Short columns sized for their content (no "NeurIP S" / "Venu e" wraps); the title takes the rest.
-WIDTHS = ["36px", "34%", "92px", "60px", "216px", "44px", "64px"]  # a 24-character file name on one line
+# Short columns sized for their content (no "NeurIP S" / "Venu e" wraps); the title takes the rest. They add up
+# to 736 px at 800 px wide (the page's width less its margins): the whole table fits, # and Score in view.
+WIDTHS = ["36px", "34%", "80px", "52px", "216px", "40px", "58px"]  # a 24-character file name on one line
+# The table's column is at least this wide: narrower (1024 px, the card beside it) the title column fell to 187 px
+# and the table ran past its box; below it the card goes under the table instead.
+TABLE_MIN = 680
 
 
 def row_key(source: str, position) -> str:
@@ -209,7 +213,7 @@ class LibraryTab:
         self.ticked = gr.State([])  # paper ids ticked in the ✓ column (kept across searches)
         self.current = gr.State(None)  # the paper whose card is open
         with gr.Row(equal_height=False):
-            with gr.Column(scale=7, min_width=420):
+            with gr.Column(scale=7, min_width=TABLE_MIN, elem_id="pc-lib-main"):
                 with gr.Row():
                     self.query = gr.Textbox(placeholder="Search titles and abstracts…", show_label=False,
                                             scale=6, container=False, elem_id="pc-lib-search")
@@ -225,7 +229,7 @@ class LibraryTab:
                                                min_width=160, elem_id="pc-ask-about", interactive=False)
                     self.edit.build_ticked_button()
                     self.edit.build_source_picker()
-            with gr.Column(scale=5, min_width=340):
+            with gr.Column(scale=5, min_width=340, elem_id="pc-lib-side"):
                 with gr.Group(visible=False, elem_id="pc-card-group") as self.card_group:
                     self.card = gr.HTML(empty_card(""), elem_id="pc-paper-card", elem_classes=["pc-math"],
                                         padding=False)

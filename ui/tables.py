@@ -88,7 +88,8 @@ def render_table(table, turn: int, filters=None) -> Rendered:
                           kind="comparison", subject=table.topic or "chosen papers")
     parts: list[str] = []
     theme = None
-    head = "| | Paper | " + " | ".join(HEADINGS[c] for c in COLUMNS) + " |\n|---|---|" + "---|" * len(COLUMNS)
+    columns = table.shown_columns()  # a column no row states (often Setting) is left out
+    head = "| | Paper | " + " | ".join(HEADINGS[c] for c in columns) + " |\n|---|---|" + "---|" * len(columns)
     for n, row in enumerate(table.rows, 1):
         if row.theme != theme:
             theme = row.theme
@@ -97,7 +98,7 @@ def render_table(table, turn: int, filters=None) -> Rendered:
         pub = " ".join(str(x) for x in (p.venue, p.year) if x)
         paper = (f'<a class="pc-cite" href="#{card_id(turn, n)}">[{n}]</a> {md(trim(p.title or p.paper_id, 90))}'
                  + (f" ({md(pub)})" if pub else ""))
-        parts.append(f"\n| {n} | {paper} | " + " | ".join(_chat_cell(turn, n, row.cell(c)) for c in COLUMNS) + " |")
+        parts.append(f"\n| {n} | {paper} | " + " | ".join(_chat_cell(turn, n, row.cell(c)) for c in columns) + " |")
     chat = "".join(parts).strip()
     if table.mode == "llm":
         chat += "\n\n<small>Cells are the model's phrases, each checked against its paper's sentence; ⚠ marks " \

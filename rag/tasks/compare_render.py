@@ -48,10 +48,11 @@ def render_text(table: Table, width: int = WIDTH) -> str:
     if table.abstained:
         return table.message
     width = max(60, width)
-    n_cols = 1 + len(COLUMNS)
+    columns = table.shown_columns()  # a column no row states is left out: its width goes to the others
+    n_cols = 1 + len(columns)
     inner = width - 3 * (n_cols - 1)
     cw = inner // (n_cols + 0.2)  # the paper column takes 1.2 shares
-    widths = [int(inner - cw * len(COLUMNS))] + [int(cw)] * len(COLUMNS)
+    widths = [int(inner - cw * len(columns))] + [int(cw)] * len(columns)
     rule = "─┼─".join("─" * w for w in widths)
 
     def line(cols: list[list[str]]) -> list[str]:
@@ -61,7 +62,7 @@ def render_text(table: Table, width: int = WIDTH) -> str:
 
     head = f"Compare: {table.topic}" if table.topic else "Compare: the chosen papers"
     out = [head + ("  (LLM phrases, each checked)" if table.mode == "llm" else ""), ""]
-    out += line([["Paper"]] + [[HEADINGS[c]] for c in COLUMNS])
+    out += line([["Paper"]] + [[HEADINGS[c]] for c in columns])
     theme = None
     for n, r in enumerate(table.rows, 1):
         if r.theme != theme and len(table.themes) > 1:
@@ -69,7 +70,7 @@ def render_text(table: Table, width: int = WIDTH) -> str:
             out += [rule.replace("┼", "─"), trim(f"Theme: {theme}", width)]
         out.append(rule)
         out += line([_wrap(_paper_label(n, r), widths[0])] + [_wrap(_cell_text(r.cell(c)), w)
-                                                               for c, w in zip(COLUMNS, widths[1:])])
+                                                               for c, w in zip(columns, widths[1:])])
     if any(r.cell(c).source == "fallback" for r in table.rows for c in COLUMNS):
         out += ["", trim(FALLBACK_LEGEND, width)]
     out += ["", "References"]
@@ -97,13 +98,14 @@ def to_markdown(table: Table) -> str:
     if table.abstained:
         return f"# Compare: {table.topic}\n\n{table.message}\n"
     title = f"# Compare: {table.topic}" if table.topic else "# Compare: the chosen papers"
-    exp = [title, "", "| Theme | Paper | " + " | ".join(HEADINGS[c] for c in COLUMNS) + " |",
-           "|---|---|" + "---|" * len(COLUMNS)]
+    columns = table.shown_columns()
+    exp = [title, "", "| Theme | Paper | " + " | ".join(HEADINGS[c] for c in columns) + " |",
+           "|---|---|" + "---|" * len(columns)]
     for n, r in enumerate(table.rows, 1):
         p = r.paper
         pub = ", ".join(str(x) for x in (p.venue, p.year) if x)
         cells = []
-        for c in COLUMNS:
+        for c in columns:
             cell = r.cell(c)
             cells.append(_md(_cell_text(cell) + f" [{n}]") if cell.stated else NOT_STATED)
         exp.append(f"| {_md(r.theme)} | {_md(p.title or p.paper_id)}" + (f" ({_md(pub)})" if pub else "")

@@ -89,6 +89,11 @@ class Table(BaseModel):
                 "nearest": [h.as_json() for h in self.nearest], "related": [h.as_json() for h in self.related],
                 "flags": self.flags}
 
+    def shown_columns(self) -> list[str]:
+        """The columns a reader sees (the chat, the terminal, the Markdown export): those some row states; a
+        column empty in every row (often Setting) is left out. JSON and CSV keep every column."""
+        return [c for c in COLUMNS if any(r.cell(c).stated for r in self.rows)] or list(COLUMNS[:1])
+
     def citations(self) -> list[Citation]:
         """The rows as a numbered reference list (row n is [n]), for BibTeX and the UI's cards."""
         return [Citation(n=i, paper=r.paper, evidence=r.cell("finding").sentence or r.cell("approach").sentence,
