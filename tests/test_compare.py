@@ -19,7 +19,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from rag.records import Hit, Paper
 from rag.tasks.compare_cells import ROLE_COLUMNS, clauses, pick_cells
 from rag.tasks.compare_render import render_text, to_csv, to_markdown, trim
-from rag.tasks.comparison import COLUMNS, NOT_STATED
+from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED
 from rag.tasks.topicality import Reading
 from seed_questions import seed
 
@@ -193,7 +193,9 @@ def test_rows_are_the_papers_a_summary_is_about(seeds_library, transport):
 def test_terminal_table_fits_100_columns_and_trims_with_an_ellipsis(transport):
     text = render_text(transport, 100)
     assert all(len(line) <= 100 for line in text.splitlines()), max(text.splitlines(), key=len)
-    assert "Problem" in text and "Approach" in text and "Finding" in text and "Setting" in text
+    assert "Problem" in text and "Approach" in text and "Finding" in text
+    # the Setting column only when some row states a setting (an empty column is left out)
+    assert ("Setting" in text) == any(r.cell("setting").stated for r in transport.rows)
     assert "…" in text  # abstract sentences do not fit a 17-column cell in four lines
     assert "[1]" in text and "References" in text
 
@@ -201,7 +203,8 @@ def test_terminal_table_fits_100_columns_and_trims_with_an_ellipsis(transport):
 @pytest.mark.slow
 def test_markdown_and_csv_hold_the_full_text(transport):
     md = to_markdown(transport)
-    assert "| Theme | Paper | Problem | Approach | Finding | Setting |" in md
+    shown = " | ".join(HEADINGS[c] for c in transport.shown_columns())
+    assert f"| Theme | Paper | {shown} |" in md and set(transport.shown_columns()) >= {"problem", "approach", "finding"}
     first = transport.rows[0]
     cell = next(first.cell(c) for c in COLUMNS if first.cell(c).stated)
     assert cell.text.replace("|", "\\|") in md

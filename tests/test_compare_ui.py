@@ -38,7 +38,9 @@ def test_every_cell_links_to_its_marked_sentence_in_the_card():
     assert links == ["pc-3-1-s0", "pc-3-1-s1", "pc-3-1-s3"]
     for target in links:
         assert f'id="{target}"' in r.panel
-    assert "*not stated*" in r.chat  # the setting
+    # no row states a setting: the column is left out of the chat and the Markdown export, kept in the CSV
+    assert "| Finding |\n" in r.chat and "Setting" not in r.chat and "*not stated*" not in r.chat
+    assert "| Finding |\n" in r.export_md and "setting" in r.csv.splitlines()[0]
     assert 'id="pc-3-1"' in r.panel and 'href="#pc-3-1"' in r.chat  # the paper's [1] opens its card
 
 

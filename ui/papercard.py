@@ -3,10 +3,9 @@ and everything the record says about the paper. Pure HTML, no Gradio."""
 
 from __future__ import annotations
 
-import re
-
 from ui import markup
-from ui.render import h
+from ui.escape import h
+from ui.identity import link_html, links, where_from
 
 ROLE_TITLE = {"background": "background: what is known, the gap", "objective": "objective: what the paper sets out to do",
               "method": "method: how it is done", "result": "result: what was found",
@@ -26,17 +25,17 @@ def paper_card(paper, sentences: list[str] | None = None, roles: list[str] | Non
     venue_year = " ".join(x for x in (getattr(paper, "venue", "") or "", str(getattr(paper, "year", "") or "")) if x)
     if venue_year:
         rows.append(("Published", h(venue_year)))
-    url = getattr(paper, "url", "") or ""
-    if re.match(r"^https?://", url):
-        rows.append(("Link", f'<a href="{h(url)}" target="_blank" rel="noopener noreferrer">{h(url)}</a>'))
+    found = links(paper)
+    if found:  # the URL shown whole (a reader may copy it); a DOI or arXiv id by its name
+        rows.append(("Link" if len(found) == 1 else "Links", " · ".join(
+            link_html(url if i == 0 and getattr(paper, "url", "") == url else label, url)
+            for i, (label, url) in enumerate(found))))
     if getattr(paper, "keywords", None):
         rows.append(("Keywords", h(", ".join(paper.keywords))))
     if getattr(paper, "collections", None):
         rows.append(("Collections", h("; ".join(paper.collections))))
-    src = getattr(paper, "source", "")
-    if src:
-        pos = getattr(paper, "position", 0)
-        rows.append(("File", f'<span class="pc-src pc-nomath">{h(src)}{", record " + h(pos) if pos else ""}</span>'))
+    if where := where_from(paper):
+        rows.append(("File", f'<span class="pc-src pc-nomath">{h(where)}</span>'))
     rows.append(("Id", f'<code class="pc-nomath">{h(paper.paper_id)}</code>'))
     meta = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
     return (f'<article class="pc-card pc-paper" data-paper="{h(paper.paper_id)}">'

@@ -16,6 +16,7 @@ from rag.reading.citations import parse_numbers
 
 from ui import markup
 from ui.escape import h, md  # noqa: F401 - re-exported: callers import them from here too
+from ui.identity import meta_line
 
 # The same citation-mark grammar as rag.reading.citations: [1], [1, 2], [1-3], [1; 4].
 _MARK = re.compile(r"\[\s*(\d+(?:\s*(?:[-–,;]|and)\s*\d+)*)\s*\]")
@@ -114,30 +115,6 @@ def highlight(abstract: str, sentences: str | list[str] | None) -> str:
 
 # -- cards ---------------------------------------------------------------------------------------
 
-def _meta_line(paper) -> str:
-    bits = []
-    if getattr(paper, "venue", ""):
-        bits.append(f'<span class="pc-venue">{h(paper.venue)}</span>')
-    if getattr(paper, "year", None):
-        bits.append(f"<span>{h(paper.year)}</span>")
-    authors = getattr(paper, "authors", None) or []
-    if authors:
-        a = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
-        bits.append(f'<span class="pc-authors">{h(a)}</span>')
-    src = getattr(paper, "source", "")
-    if src:
-        pos = getattr(paper, "position", 0)
-        bits.append(f'<span class="pc-src" title="the file it came from and its record number there">{h(src)}'
-                    f'{", record " + h(pos) if pos else ""}</span>')
-    url = getattr(paper, "url", "") or ""
-    if re.match(r"^https?://", url):
-        bits.append(f'<a href="{h(url)}" target="_blank" rel="noopener noreferrer">link</a>')
-    if getattr(paper, "title_derived", False):
-        bits.append('<span class="pc-derived" title="the source has no title; this one is derived from the abstract">'
-                    "title derived from abstract</span>")
-    return '<div class="pc-meta">' + " · ".join(bits) + "</div>"
-
-
 def card(turn: int, n: int | None, paper, evidence: str | list[str] = "", badge: str = "", badge_class: str = "",
          extra: str = "", more_badges: list[tuple[str, str]] = ()) -> str:
     title = getattr(paper, "title", "") or "(untitled)"
@@ -147,7 +124,7 @@ def card(turn: int, n: int | None, paper, evidence: str | list[str] = "", badge:
     pid = getattr(paper, "paper_id", "") or ""
     return (f'<article class="pc-card"{ident} data-paper="{h(pid)}">'
             f'<div class="pc-head">{num}<span class="pc-title">{markup.html(title)}</span>{badge_html}</div>'
-            f"{_meta_line(paper)}{extra}"
+            f"{meta_line(paper)}{extra}"
             f"{highlight(getattr(paper, 'abstract', '') or '', evidence)}</article>")
 
 

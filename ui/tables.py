@@ -14,7 +14,8 @@ from rag.tasks.compare_render import to_csv, to_markdown, trim
 from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED
 
 from ui import markup
-from ui.render import Rendered, _abstained, _filters_note, _flags_md, _meta_line, _find_span, card_id, empty_panel, h, md, panel
+from ui.identity import meta_line
+from ui.render import Rendered, _abstained, _filters_note, _flags_md, _find_span, card_id, empty_panel, h, md, panel
 
 @dataclass
 class TableRendered(Rendered):
@@ -66,7 +67,7 @@ def _row_card(turn: int, n: int, row) -> str:
     cols = ", ".join(f"{HEADINGS[c]}: {row.cell(c).role}" for c in COLUMNS if row.cell(c).stated) or "nothing stated"
     extra = f'<div class="pc-score">{h(row.theme)} · relevance {row.score:.2f} · {h(cols)}</div>'
     return (f'<article class="pc-card" id="{card_id(turn, n)}"><div class="pc-head"><span class="pc-n">{n}</span>'
-            f'<span class="pc-title">{markup.html(p.title or p.paper_id)}</span></div>{_meta_line(p)}{extra}'
+            f'<span class="pc-title">{markup.html(p.title or p.paper_id)}</span></div>{meta_line(p)}{extra}'
             f"{_marked_abstract(p.abstract or '', marks, turn, n)}</article>")
 
 
