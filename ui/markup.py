@@ -1,4 +1,4 @@
-"""Abstract text as a reader should see it: LaTeX text commands (\\textit{…}, \\emph{…}, {\\em …}, \\_ …) and Markdown
+"""Abstract text as a reader should see it in the page (its markup read by rag.reading.markup): LaTeX text commands (\\textit{…}, \\emph{…}, {\\em …}, \\_ …) and Markdown
 emphasis (*word*, **word**) become formatting, math between $…$ is left whole for KaTeX in the browser
 (ui/app.js for HTML, the Chatbot's own latex_delimiters for the chat), and everything else is escaped.
 
@@ -16,67 +16,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rag.reading.markup import CLOSE as _CLOSE, KIND, MARKERS, MATH, OPEN as _OPEN, prepare  # noqa: F401 - re-exported
 from ui.escape import h, md
-
-# Private markers: opening and closing italic, bold, code. Stripped from input first.
-_OPEN = {"\x01": "em", "\x03": "strong", "\x05": "code"}
-_CLOSE = {"\x02": "em", "\x04": "strong", "\x06": "code"}
-_MARKERS = re.compile(r"[\x01-\x06]")
-KIND = {"em": ("\x01", "\x02"), "strong": ("\x03", "\x04"), "code": ("\x05", "\x06")}
-
-# Math is never touched: $$…$$, $…$ (one line's worth), \(…\), \[…\].
-MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]{1,400}?\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S)
-_COMMANDS = {"textit": "em", "emph": "em", "textsl": "em", "textbf": "strong", "texttt": "code",
-             "textsc": "", "textrm": "", "textsf": "", "textnormal": "", "text": "", "mbox": "",
-             "textup": "", "underline": ""}
-# innermost first: the braces hold no braces; repeated until nothing changes (nesting)
-_COMMAND = re.compile(r"\\(" + "|".join(sorted(_COMMANDS, key=len, reverse=True)) + r")\s*\{([^{}]*)\}")
-# old-style declarations in a group, as BibTeX-era abstracts write them: {\em i.e.}, {\bf fast}, {\tt code}
-_DECLARATIONS = {"em": "em", "it": "em", "itshape": "em", "sl": "em", "bf": "strong", "bfseries": "strong",
-                 "tt": "code", "ttfamily": "code", "sc": "", "rm": "", "sf": "", "scshape": "", "normalfont": ""}
-_DECLARATION = re.compile(r"\{\\(" + "|".join(sorted(_DECLARATIONS, key=len, reverse=True)) + r")(?![A-Za-z])\s*([^{}]*)\}")
-# a bare group, as BibTeX keeps capitals ({BERT}, {G}aussian): its braces go. Not a command's argument
-# (\cite{key} stays as written), not a group holding a command ({\"o}) or an escaped brace (\{…\}), and
-# not a set written outside math ({0,1}^n: a comma inside keeps the braces).
-_GROUP = re.compile(r"(\\[A-Za-z]+\s*)?(?<!\\)\{([^{}\\,]*)\}")
-_ESCAPED = re.compile(r"\\([_%&#{}])")
-_BOLD = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*\n]{1,300}?)(?<=\S)\*\*(?![\w*])")
-_ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]{1,300}?)(?<=[^\s*\\])\*(?![\w*])")
-
-
-def _text(part: str) -> str:
-    """One stretch of text outside math."""
-    for _ in range(6):
-        new = _COMMAND.sub(lambda m: _wrap(_COMMANDS[m.group(1)], m.group(2)), part)
-        new = _DECLARATION.sub(lambda m: _wrap(_DECLARATIONS[m.group(1)], m.group(2)), new)
-        new = _GROUP.sub(lambda m: m.group(0) if m.group(1) else m.group(2), new)
-        if new == part:
-            break
-        part = new
-    part = _ESCAPED.sub(r"\1", part)
-    part = part.replace("``", "“").replace("''", "”").replace("---", "—")
-    part = re.sub(r"(?<=\d)--(?=\d)| -- ", lambda m: "–" if m.group(0) == "--" else " – ", part)
-    part = _BOLD.sub(lambda m: _wrap("strong", m.group(1)), part)
-    return _ITALIC.sub(lambda m: _wrap("em", m.group(1)), part)
-
-
-def _wrap(kind: str, inner: str) -> str:
-    if not kind:
-        return inner
-    a, b = KIND[kind]
-    return a + inner + b
-
-
-def prepare(text: str) -> str:
-    """The text with its formatting as markers, math kept verbatim (escape it, then balance())."""
-    text = _MARKERS.sub("", text or "")
-    out, pos = [], 0
-    for m in MATH.finditer(text):
-        out.append(_text(text[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_text(text[pos:]))
-    return "".join(out)
 
 
 def balance(pieces: list[str]) -> list[str]:
@@ -121,7 +62,7 @@ def markdown(text: str) -> str:
 
 def plain(text: str) -> str:
     """The text with its formatting markers dropped (a title in a table cell, a tooltip)."""
-    return _MARKERS.sub("", prepare(text))
+    return MARKERS.sub("", prepare(text))
 
 
 def katex_assets() -> dict[str, str]:

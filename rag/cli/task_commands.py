@@ -9,6 +9,7 @@ from rag.cli.common import filters_of, library_of, print_json, settings_of, writ
 
 def cmd_search(args) -> int:
     from rag.library.retrieval import search
+    from rag.exports.terminal import readable
     from rag.reading.snippets import snippet
 
     hits = search(library_of(args), args.query, args.k, filters_of(args))
@@ -19,13 +20,15 @@ def cmd_search(args) -> int:
             print("no papers found")
         for i, h in enumerate(hits, 1):
             p = h.paper
-            print(f"{i:2}. [{h.score:.3f}] {p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position})")
-            print(f"    {snippet(h.text, 200)}")
+            print(f"{i:2}. [{h.score:.3f}] {readable(p.title)}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position})")
+            print(f"    {snippet(readable(h.text), 200)}")
     return 0
 
 
 def _render_answer(ans) -> None:
-    print(ans.answer)
+    from rag.exports.terminal import readable  # emphasis plain, TeX as Unicode; --json keeps the raw text
+
+    print(readable(ans.answer))
     if ans.citations:
         print()
         for c in ans.citations:
@@ -33,13 +36,13 @@ def _render_answer(ans) -> None:
             mark = "" if c.supported else "  (not supported by the abstract)"
             if c.grade:  # how well the evidence answers the question (rag.reading.grades)
                 mark = f"  [{c.grade} {c.grade_score:.2f}{', ' + c.role if c.role else ''}]" + mark
-            print(f"[{c.n}] {p.title}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position}){mark}")
+            print(f"[{c.n}] {readable(p.title)}{'*' if p.title_derived else ''} — {p.venue} {p.year or ''} ({p.source}:{p.position}){mark}")
             if c.evidence:
-                print(f"     “{c.evidence}”")
+                print(f"     “{readable(c.evidence)}”")
     if ans.abstained and ans.nearest:
         print("\nPapers outside the filter that answer:" if ans.coverage == "outside_filter" else "\nNearest papers:")
         for h in ans.nearest:
-            print(f"  - {h.paper.title} — {h.paper.venue} {h.paper.year or ''} ({h.paper.source}:{h.paper.position})")
+            print(f"  - {readable(h.paper.title)} — {h.paper.venue} {h.paper.year or ''} ({h.paper.source}:{h.paper.position})")
     for f in ans.flags:
         print(f"note: {f}", file=sys.stderr)
 

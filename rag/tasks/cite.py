@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rag.exports.terminal import readable
 from rag.reading.citation_grades import grade_scores, is_quoted
 from rag.reading.citations import check, strip_marks
 from rag.tasks.extractive import rank_sentences, sentences_of
@@ -114,6 +115,7 @@ class CiteResult(BaseModel):
         return out
 
     def render_text(self) -> str:
+        """The evidence for a terminal: emphasis plain and TeX as Unicode (rag.exports.terminal); as_json keeps it raw."""
         lines = [f"Claim: {self.claim}", ""]
         if not self.found:
             lines.append(self.message[:1].upper() + self.message[1:] + ".")
@@ -121,13 +123,13 @@ class CiteResult(BaseModel):
                 lines += ["", "Nearest papers:"]
                 for e in self.nearest:
                     lines.append(f"  - [{e.score:.2f}] {_ref(e.paper)}")
-                    lines.append(f"      “{e.sentence}”")
+                    lines.append(f"      “{readable(e.sentence)}”")
             return "\n".join(lines)
         for e in self.evidence:
             grade = f"  [{e.grade} {e.grade_score:.2f}]" if e.grade else ""
             lines.append(f"[{e.n}] {e.stance.upper():11} {e.score:.2f}  {_ref(e.paper)}{grade}")
             for s in e.sentences or [e.sentence]:
-                lines.append(f"      “{s}”")
+                lines.append(f"      “{readable(s)}”")
         if self.mode == "extractive":
             lines += ["", "(stance is `related` without a language model: similarity cannot tell support from "
                           "contradiction; set PAPERCHAT_LLM=openai to judge it)"]
@@ -137,7 +139,7 @@ class CiteResult(BaseModel):
 def _ref(p: Paper) -> str:
     where = f" ({p.source}:{p.position})" if p.source else ""
     pub = f"{p.venue} {p.year or ''}".strip()
-    return f"{p.title}{'*' if p.title_derived else ''}" + (f" — {pub}" if pub else "") + where
+    return f"{readable(p.title)}{'*' if p.title_derived else ''}" + (f" — {pub}" if pub else "") + where
 
 
 def clean_claim(claim: str) -> str:

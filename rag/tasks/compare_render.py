@@ -6,6 +6,7 @@ import csv
 import io
 import textwrap
 
+from rag.exports.terminal import readable
 from rag.reading.snippets import snippet
 from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED, Cell, Row, Table
 
@@ -27,6 +28,11 @@ def _cell_text(c: Cell) -> str:
     return (FALLBACK_MARK if c.source == "fallback" else "") + c.text
 
 
+def _shown(text: str) -> str:
+    """Text for the terminal grid: emphasis plain, TeX as Unicode (rag.exports.terminal), before any cut."""
+    return readable(text)
+
+
 def _wrap(text: str, width: int, lines: int = CELL_LINES) -> list[str]:
     out = textwrap.wrap(trim(text, width * lines), width, break_long_words=True) or [""]
     while len(out) > lines:  # wrapping wastes line ends: trim again until it fits
@@ -38,7 +44,7 @@ def _wrap(text: str, width: int, lines: int = CELL_LINES) -> list[str]:
 def _paper_label(n: int, r: Row) -> str:
     p = r.paper
     pub = " ".join(str(x) for x in (p.venue, p.year) if x)
-    return f"[{n}] {p.title or p.paper_id}{'*' if p.title_derived else ''}" + (f" ({pub})" if pub else "")
+    return f"[{n}] {_shown(p.title or p.paper_id)}{'*' if p.title_derived else ''}" + (f" ({pub})" if pub else "")
 
 
 def render_text(table: Table, width: int = WIDTH) -> str:
@@ -69,7 +75,7 @@ def render_text(table: Table, width: int = WIDTH) -> str:
             theme = r.theme
             out += [rule.replace("┼", "─"), trim(f"Theme: {theme}", width)]
         out.append(rule)
-        out += line([_wrap(_paper_label(n, r), widths[0])] + [_wrap(_cell_text(r.cell(c)), w)
+        out += line([_wrap(_paper_label(n, r), widths[0])] + [_wrap(_shown(_cell_text(r.cell(c))), w)
                                                                for c, w in zip(columns, widths[1:])])
     if any(r.cell(c).source == "fallback" for r in table.rows for c in COLUMNS):
         out += ["", trim(FALLBACK_LEGEND, width)]
@@ -77,12 +83,12 @@ def render_text(table: Table, width: int = WIDTH) -> str:
     for n, r in enumerate(table.rows, 1):
         p = r.paper
         where = f" ({p.source}:{p.position})" if p.source else ""
-        out.append(trim(f"[{n}] {p.paper_id}  {p.title or p.paper_id}{'*' if p.title_derived else ''}{where}", width))
+        out.append(trim(f"[{n}] {p.paper_id}  {_shown(p.title or p.paper_id)}{'*' if p.title_derived else ''}{where}", width))
     if any(r.paper.title_derived for r in table.rows):
         out.append("* title derived from the abstract")
     if table.related:
         out += ["", "Related, not compared (near the topic, but their own contribution is not about it)"]
-        out += [trim(f"  - {h.paper.title}", width) for h in table.related]
+        out += [trim(f"  - {_shown(h.paper.title)}", width) for h in table.related]
     return "\n".join(out)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag.exports.terminal import readable
 from rag.records import Citation, Hit, Paper
 
 
@@ -46,14 +47,15 @@ class Summary(BaseModel):
         }
 
     def render_text(self) -> str:
-        out = [f"Summary: {self.topic}", "", self.summary]
+        """The summary for a terminal: emphasis plain and TeX as Unicode (rag.exports.terminal); as_json keeps it raw."""
+        out = [f"Summary: {self.topic}", "", readable(self.summary)]
         if self.abstained:
             if self.nearest:
                 out += ["", "Nearest papers:"]
                 out += [f"  - {_ref_line(h.paper)}" for h in self.nearest]
             return "\n".join(out)
         for i, t in enumerate(self.themes, 1):
-            out += ["", f"{i}. {t.title}", t.text]
+            out += ["", f"{i}. {readable(t.title)}", readable(t.text)]
         if self.citations:
             out += ["", "References"]
             for c in self.citations:
@@ -75,7 +77,7 @@ def _ref_line(p: Paper) -> str:
     if p.authors:
         authors = p.authors[0] + (" et al." if len(p.authors) > 1 else "") + ". "
     pub = f"{p.venue} {p.year or ''}".strip()
-    return f"{authors}{p.title}{'*' if p.title_derived else ''}" + (f" — {pub}" if pub else "") + where
+    return f"{authors}{readable(p.title)}{'*' if p.title_derived else ''}" + (f" — {pub}" if pub else "") + where
 
 
 class ThemeDraft:
