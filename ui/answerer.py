@@ -28,6 +28,13 @@ def default(settings: Settings) -> str:
     return MODEL if settings.llm != "extractive" else EXTRACTIVE
 
 
+def why_fixed(settings: Settings) -> str | None:
+    """Said beside the chooser when it cannot be changed (a greyed field alone does not say why); None otherwise."""
+    if len(choices(settings)) == 1:
+        return "only the extractive answerer: no language model configured"
+    return None
+
+
 def settings_for(settings: Settings, choice: str | None) -> Settings:
     """The settings a task runs with for this session's choice (extractive: the model is not called)."""
     if choice == EXTRACTIVE and settings.llm != "extractive":

@@ -11,6 +11,7 @@ from pathlib import Path
 import gradio as gr
 
 from rag.exports.documents import write_export_files
+from rag.library.filter_check import why_nothing_passes
 from rag.library.library import Library
 from rag.library.retrieval import Filters
 from rag.settings import Settings
@@ -127,6 +128,8 @@ class ChatTab:
         try:
             if len(self.library) == 0:
                 raise Unavailable("The library is empty: add abstract lists in the Library tab first.")
+            if why := why_nothing_passes(self.library, filters):  # a filter no paper can pass says so
+                raise Unavailable(why)
             gen = self.run(message, mode, filters, history, turn, choice)
             while True:
                 try:
@@ -227,9 +230,10 @@ class ChatTab:
                     colls = collection_choices(self.library.catalogue)
                     self.collection = gr.Dropdown(colls, value=ALL_COLLECTIONS, label="Collection", scale=2,
                                                   min_width=140, elem_id="pc-collection", visible=len(colls) > 1)
+                    only_one = len(answerer.choices(self.settings)) == 1
                     self.answerer = gr.Dropdown(answerer.choices(self.settings), value=answerer.default(self.settings),
                                                 label="Answerer", scale=4, min_width=230, elem_id="pc-answerer",
-                                                interactive=len(answerer.choices(self.settings)) > 1)
+                                                interactive=not only_one, info=answerer.why_fixed(self.settings))
             with gr.Column(scale=5, min_width=360, elem_id="pc-sources-col"):
                 with gr.Row(elem_id="pc-actions"):
                     gr.HTML('<span class="pc-label">Export the last answer</span>', padding=False,
