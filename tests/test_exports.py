@@ -107,6 +107,10 @@ def test_files_say_what_they_hold(tmp_path):
     assert export_stem("answer", "How can résidual streams be widened?") == \
         "paperchat-answer-how-can-residual-streams-be-widened"
     assert len(export_stem("answer", "word " * 100)) <= len("paperchat-answer-") + 60
+    # a long subject is cut where a phrase ends, never mid-phrase ("...-without-losing-the")
+    assert export_stem("answer", "How can a widened residual stream keep the identity-mapping property without "
+                                 "losing the stability of training at scale?") == \
+        "paperchat-answer-how-can-a-widened-residual-stream-keep-the-identity-mapping"
     files = write_export_files(tmp_path, "summary", "optimal transport", "# optimal transport\n", cites(OPTUNA))
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "paperchat-summary-optimal-transport.bib", "paperchat-summary-optimal-transport.md",

@@ -31,7 +31,7 @@ def default(settings: Settings) -> str:
 def why_fixed(settings: Settings) -> str | None:
     """Said beside the chooser when it cannot be changed (a greyed field alone does not say why); None otherwise."""
     if len(choices(settings)) == 1:
-        return "only the extractive answerer: no language model configured"
+        return "no language model configured"
     return None
 
 

@@ -222,8 +222,9 @@ class ChatTab:
                                              elem_id="pc-venue")
                     # "Year from" / "to": short labels that stay on one line ("From year" wrapped at 90 px)
                     self.year_from = gr.Dropdown(years, value=ANY_YEAR, label="Year from", scale=1,
-                                                 min_width=100, elem_id="pc-year-from")
-                    self.year_to = gr.Dropdown(years, value=ANY_YEAR, label="to", scale=1, min_width=96,
+                                                 min_width=104, elem_id="pc-year-from")
+                    # wide enough for "any" or a year beside the arrow (at 96 px the arrow covered the "y" of "any")
+                    self.year_to = gr.Dropdown(years, value=ANY_YEAR, label="to", scale=1, min_width=104,
                                                elem_id="pc-year-to")
                     self.author = gr.Textbox("", label="Author", placeholder="e.g. Hinton", scale=2, min_width=110,
                                              elem_id="pc-author")

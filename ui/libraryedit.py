@@ -36,6 +36,7 @@ class LibraryEdit:
             return None, gr.skip(), gr.Group(visible=False), "Tick the papers to remove first (the ✓ column)."
         titles = [self._title(i) for i in ids]
         shown = "; ".join(f"“{md(t[:80])}”" for t in titles[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        shown += "."  # the list ends its sentence
         n = len(ids)
         question = (f"**Remove {n} paper{'s' if n != 1 else ''} from the library?** {shown}  \n"
                     "Their vectors, search entries and records go; add the file again to bring them back.")
@@ -68,13 +69,21 @@ class LibraryEdit:
 
     # -- components and events -----------------------------------------------------
 
+    @staticmethod
+    def ticked_label(ticked: list[str] | None):
+        """The button names how many papers it would remove ("Remove ticked (2)…"); greyed with none ticked."""
+        n = len(ticked or [])
+        return gr.Button(f"Remove ticked ({n})…" if n else "Remove ticked…", interactive=bool(n))
+
     def build_ticked_button(self) -> None:
-        self.remove_ticked = gr.Button("Remove ticked…", size="sm", scale=0, min_width=130, elem_id="pc-remove-ticked")
+        self.remove_ticked = gr.Button("Remove ticked…", size="sm", scale=0, min_width=150, elem_id="pc-remove-ticked",
+                                       interactive=False)
 
     def build_source_picker(self) -> None:
-        self.source = gr.Dropdown([], value=None, show_label=False, container=False, scale=3, min_width=180,
+        # a label of its own: beside "Remove file…" an unlabelled empty box said nothing of what it picks
+        self.source = gr.Dropdown([], value=None, show_label=True, container=True, scale=3, min_width=180,
                                   elem_id="pc-source-pick", info=None, allow_custom_value=False,
-                                  label="A file of the library")
+                                  label="File to remove")
         self.remove_file = gr.Button("Remove file…", size="sm", scale=0, min_width=120, elem_id="pc-remove-file")
 
     def build_card_button(self) -> None:

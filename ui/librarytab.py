@@ -34,7 +34,7 @@ BOX, TICKED = "☐", "☑"  # the ✓ column: a click on it ticks or unticks the
 TICK, TITLE, FILE, POS = 0, 1, 4, 5  # column positions
 # Short columns sized for their content (no "NeurIP S" / "Venu e" wraps); the title takes the rest. They add up
 # to 736 px at 800 px wide (the page's width less its margins): the whole table fits, # and Score in view.
-WIDTHS = ["36px", "34%", "80px", "52px", "216px", "40px", "58px"]  # a 24-character file name on one line
+WIDTHS = ["36px", "34%", "76px", "50px", "216px", "38px", "64px"]  # a 24-character file name on one line
 # The table's column is at least this wide: narrower (1024 px, the card beside it) the title column fell to 187 px
 # and the table ran past its box; below it the card goes under the table instead.
 TABLE_MIN = 680
@@ -113,7 +113,7 @@ class LibraryTab:
         ticked = [i for i in (ticked or []) if i in self.library.catalogue]  # removed papers drop out
         rows, note, keys = self.paper_rows(query, "", ticked)
         return (self.stats_html(), rows, note, keys, gr.Dropdown(choices=self.edit.source_choices(), value=None),
-                ticked, self.ask_label(ticked))
+                ticked, self.ask_label(ticked), self.edit.ticked_label(ticked))
 
     @staticmethod
     def ask_label(ticked: list[str] | None):
@@ -140,16 +140,17 @@ class LibraryTab:
         key = row_key(row[FILE], row[POS]) if len(row) > POS else None
         pid = (keys or {}).get(key)
         if not pid:
-            return skip, skip, skip, skip, skip, skip
+            return skip, skip, skip, skip, skip, skip, skip
         if col != TICK:
-            return self.card_of(pid), gr.Group(visible=True), pid, skip, skip, skip
+            return self.card_of(pid), gr.Group(visible=True), pid, skip, skip, skip, skip
         ticked = list(ticked or [])
         ticked = [i for i in ticked if i != pid] if pid in ticked else ticked + [pid]
         rows = table.values.tolist() if hasattr(table, "values") else [list(r) for r in table]
         for r in rows:  # the clicked paper's row, wherever sorting put it
             if len(r) > POS and row_key(r[FILE], r[POS]) == key:
                 r[TICK] = TICKED if pid in ticked else BOX
-        return skip, skip, skip, ticked, gr.Dataframe(value=rows, headers=HEADERS), self.ask_label(ticked)
+        return (skip, skip, skip, ticked, gr.Dataframe(value=rows, headers=HEADERS), self.ask_label(ticked),
+                self.edit.ticked_label(ticked))
 
     # -- uploads --------------------------------------------------------------------
 
@@ -237,10 +238,11 @@ class LibraryTab:
                         self.edit.build_card_button()
                         self.close = gr.Button("Close", size="sm", elem_id="pc-card-close")
                 self.edit.build_confirm()
-                gr.Markdown("#### Add abstract lists")
-                self.files = gr.File(file_count="multiple", file_types=UPLOAD_TYPES,
-                                     label="Files: .txt, .jsonl, .json, .jsonl.gz, .csv, .bib, .ris", elem_id="pc-upload",
-                                     height=140)
+                # the accepted types above the drop zone, not as its label: Gradio floats a File's label over the zone
+                gr.Markdown("#### Add abstract lists\n<span class='pc-muted'>.txt, .jsonl, .json, .jsonl.gz, .csv, "
+                            ".bib or .ris files</span>", elem_id="pc-upload-head")
+                self.files = gr.File(file_count="multiple", file_types=UPLOAD_TYPES, show_label=False,
+                                     label="Abstract lists to add", elem_id="pc-upload", height=140)
                 self.add = gr.Button("Add to library", variant="primary", elem_id="pc-add")
                 self.ingest_out = gr.Markdown("", elem_id="pc-ingest-result", min_height=96)
                 gr.Markdown("#### In the library")
@@ -249,13 +251,15 @@ class LibraryTab:
     def wire(self, demo: gr.Blocks, after_change: list[dict]) -> None:
         """Events of the tab; `after_change` are further steps (as .then() kwargs) once papers were added or
         removed, e.g. refreshing the chat's filters and the header."""
-        outputs = [self.stats, self.table, self.note, self.keys, self.edit.source, self.ticked, self.ask_about]
+        outputs = [self.stats, self.table, self.note, self.keys, self.edit.source, self.ticked, self.ask_about,
+                   self.edit.remove_ticked]
         inputs = [self.query, self.ticked]
         demo.load(self.library_view, None, outputs, api_visibility="private", show_progress="hidden")
         self.go.click(self.library_view, inputs, outputs, api_name="papers", show_progress="minimal")
         self.query.submit(self.library_view, inputs, outputs, api_visibility="private", show_progress="minimal")
         self.table.select(self.on_row, [self.keys, self.ticked, self.table],
-                          [self.card, self.card_group, self.current, self.ticked, self.table, self.ask_about],
+                          [self.card, self.card_group, self.current, self.ticked, self.table, self.ask_about,
+                           self.edit.remove_ticked],
                           api_visibility="private", show_progress="hidden")
         self.close.click(lambda: (gr.Group(visible=False), None), None, [self.card_group, self.current],
                          api_visibility="private", show_progress="hidden", queue=False)

@@ -183,7 +183,14 @@ def _abstained(text: str, nearest, heading: str, note: str, flags, data: dict, o
         pnl = panel("Nearest papers", body, "Nothing in the library answers this; these papers came closest.")
     exp = exports.abstained_markdown(heading, text, nearest, filters)
     note_md = f"\n\n<small>{md(note)}</small>" if note else ""
-    return Rendered(md(text) + note_md + _flags_md(flags), pnl, exp, [], data, kind, subject)
+    return Rendered(_side(md(text)) + note_md + _flags_md(flags), pnl, exp, [], data, kind, subject)
+
+
+def _side(chat: str) -> str:
+    """The tasks say the nearest papers are "listed below" (true in the terminal); in the page they are wherever
+    the sources column is, which app.js knows: "on the right" or "below"."""
+    return chat.replace("listed below", 'listed <span class="pc-side-right">on the right</span>'
+                                        '<span class="pc-side-below">below</span>')
 
 
 def render_answer(ans, turn: int, filters=None) -> Rendered:

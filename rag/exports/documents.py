@@ -32,15 +32,28 @@ class ExportFiles(BaseModel):
     ris: str
 
 
+# words that open a phrase: a name cut at the one before them ends a phrase ("…-be-widened", not "…-without-losing-the")
+_PHRASE_OPENERS = {"without", "with", "for", "of", "in", "on", "to", "by", "from", "and", "or", "via", "using", "under",
+                   "over", "across", "through", "between", "into", "that", "which", "when", "while", "as", "at"}
+
+
 def export_stem(kind: str, subject: str, max_chars: int = 60) -> str:
     """paperchat-KIND-SUBJECT-AS-WORDS: what the file holds, readable in a downloads folder, safe on any
     filesystem (ASCII letters, digits and dashes; cut at a word)."""
     plain = unicodedata.normalize("NFKD", subject or "").encode("ascii", "ignore").decode("ascii").lower()
-    slug = ""
-    for w in re.findall(r"[a-z0-9]+", plain):
-        if len(slug) + len(w) + 1 > max_chars:
+    words = re.findall(r"[a-z0-9]+", plain)
+    kept: list[str] = []
+    for w in words:
+        if len("-".join([*kept, w])) > max_chars:
             break
-        slug = f"{slug}-{w}" if slug else w
+        kept.append(w)
+    if len(kept) < len(words):  # cut: end where a phrase ends, before its last preposition or conjunction
+        ends = [i for i in range(2, len(kept) + 1) if words[i] in _PHRASE_OPENERS]
+        if ends:
+            kept = kept[:ends[-1]]
+        while len(kept) > 1 and kept[-1] in _PHRASE_OPENERS | {"the", "a", "an"}:
+            kept.pop()
+    slug = "-".join(kept)
     kind = re.sub(r"[^a-z]", "", (kind or "").lower()) or "export"
     return f"paperchat-{kind}" + (f"-{slug}" if slug else "")
 
