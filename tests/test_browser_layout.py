@@ -72,6 +72,11 @@ TABLE = """() => { const t = Array.from(document.querySelectorAll('#pc-chat .bot
           width: t.clientWidth, chat: document.querySelector('#pc-chat .message-content').clientWidth}; }"""
 
 
+# How many lines an element's text takes.
+ONE_LINE = """el => { const r = document.createRange(); r.selectNodeContents(el);
+  return new Set(Array.from(r.getClientRects()).filter(x => x.width > 0).map(x => Math.round(x.top))).size; }"""
+
+
 def assert_newest_in_view(page, step: str) -> None:
     page.wait_for_timeout(1800)  # the chat's own autoscroll and app.js's placing have both run
     g = page.evaluate(NEWEST)
@@ -130,5 +135,103 @@ def test_the_page_holds_at_every_width_and_every_step(browser, app_url, tmp_path
         page.set_viewport_size({"width": w, "height": 900})
         page.wait_for_timeout(400)
         page.screenshot(path=str(tmp_path / f"library-card-{w}.png"), full_page=True)
+    assert not page.errors, page.errors
+    page.close()
+
+
+RECORDS = [  # a small library whose records identify themselves (authors, DOI, arXiv), and one that does not
+    {"title": "Sparse attention kernels", "abstract": "Sparse attention kernels cut the memory traffic of attention "
+     "on long sequences. We prove the kernels exact.", "authors": ["Ada Lovelace", "Alan Turing"], "venue": "ICLR",
+     "year": 2024, "doi": "10.1234/sparse.2024"},
+    {"title": "Gated graph colouring", "abstract": "We colour graphs with gated heuristics and prove a bound on the "
+     "colours they use.", "authors": ["Grace Hopper"], "venue": "ICML", "year": 2026,
+     "url": "https://arxiv.org/abs/2401.01234"},
+    {"title": "Optimal transport barycentres", "abstract": "Barycentres of measures under optimal transport are "
+     "computed by a sparse solver."},
+]
+
+
+@pytest.fixture(scope="module")
+def small_app(tmp_path_factory):
+    import json
+
+    from procs import free_port
+
+    from rag.library import Library
+    from rag.settings import Settings
+    from ui.app import serve
+
+    tmp = tmp_path_factory.mktemp("small")
+    settings = Settings(home=tmp / "home", embedder="fake", llm="extractive")
+    (tmp / "papers.jsonl").write_text("\n".join(json.dumps(r) for r in RECORDS) + "\n", encoding="utf-8")
+    lib = Library(settings)
+    lib.ingest([tmp / "papers.jsonl"], progress=False)
+    port = free_port()
+    demo = serve(settings, port=port, library=lib, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def test_signals_say_what_is_true_and_cards_lead_with_the_paper(browser, small_app, tmp_path):  # noqa: F811
+    page = open_page(browser, small_app, 800, 900)
+    # the fixed Answerer says why, next to it
+    assert "no language model configured" in page.inner_text("#pc-answerer")
+    # the year boxes show "any" whole beside their arrows
+    for box in ("#pc-year-from input", "#pc-year-to input"):
+        shown = page.evaluate(f"() => {{ const i = document.querySelector('{box}'); return [i.scrollWidth, i.clientWidth]; }}")
+        assert shown[0] <= shown[1], f"{box} is cut: {shown}"
+
+    # a card leads with the authors, venue, year and links; the file and record come last
+    ask(page, "Which kernels cut the memory traffic of attention?")
+    meta = page.locator("#pc-sources .pc-card .pc-meta").first
+    text = meta.inner_text()
+    assert text.startswith("Ada Lovelace, Alan Turing · ICLR · 2024 · DOI 10.1234/sparse.2024"), text
+    assert text.split(" · ")[-1].startswith("papers.jsonl"), text
+    assert meta.locator("a[href='https://doi.org/10.1234/sparse.2024']").count() == 1
+
+    # a filter no paper could pass says why: these records list authors, but not this one; years outside the library
+    page.fill("#pc-author input, #pc-author textarea", "Hinton")
+    ask(page, "Which kernels cut the memory traffic of attention?")
+    assert "No paper in this library has an author named “Hinton”" in page.locator("#pc-chat .bot-row").last.inner_text()
+    page.fill("#pc-author input, #pc-author textarea", "")
+    page.click("#pc-venue input")
+    page.click("ul[role=listbox] li:has-text('ICLR')")
+    page.click("#pc-year-from input")
+    page.click("ul[role=listbox] li:has-text('2026')")
+    ask(page, "Which kernels cut the memory traffic of attention?")  # each filter alone lets a paper through
+    assert "No paper in this library passes these filters together" in page.locator("#pc-chat .bot-row").last.inner_text()
+    page.click("#pc-venue input")
+    page.click("ul[role=listbox] li:has-text('All venues')")
+    page.click("#pc-year-from input")
+    page.click("ul[role=listbox] li:has-text('any')")
+    # an off-topic question: the nearest papers are where the layout puts them ("below" at 800 px)
+    ask(page, "What is the recipe for sourdough bread?")
+    last = page.locator("#pc-chat .bot-row").last.inner_text()
+    assert "listed below" in last and "on the right" not in last, last
+
+    # the Library: the file picker says what it picks, "Remove ticked" counts, the card leads with the paper
+    page.click("button[role=tab]:has-text('Library')")
+    page.wait_for_function("document.querySelector('#pc-lib-note').innerText.includes('3 papers')")
+    assert "File to remove" in page.inner_text("#pc-source-pick")
+    assert page.locator("#pc-remove-ticked").is_disabled()
+    row = next(r for r in range(3) if "Gated graph" in cell(page, r, 1).inner_text())
+    cell(page, row, 0).click()
+    page.wait_for_function("() => document.querySelector('#pc-remove-ticked').innerText.includes('(1)')")
+    cell(page, row, 1).click()
+    page.wait_for_selector("#pc-paper-card .pc-paper")
+    fields = page.locator("#pc-paper-card dt").all_inner_texts()
+    assert fields[:3] == ["Authors", "Published", "Link"] and fields[-2:] == ["File", "Id"], fields
+    assert page.locator("#pc-paper-card a[href='https://arxiv.org/abs/2401.01234']").count() == 1
+    # the narrow columns' headings (Year, #, Score) and a year stay on one line
+    lines = [page.locator(sel).first.evaluate(ONE_LINE) for sel in (
+        "#pc-papers thead th:nth-child(4) span.text", "#pc-papers thead th:nth-child(6) span.text",
+        "#pc-papers thead th:nth-child(7) span.text")]
+    lines.append(cell(page, 0, 3).locator("span.text").evaluate(ONE_LINE))
+    assert lines == [1, 1, 1, 1], f"Year, #, Score headings and a year: lines {lines}"
+    page.click("#pc-remove-ticked")
+    page.wait_for_selector("#pc-confirm:visible")
+    assert page.inner_text("#pc-confirm-text").split("\n")[0].rstrip().endswith("”.")
+    page.click("#pc-confirm-no")
+    page.screenshot(path=str(tmp_path / "small-library-800.png"), full_page=True)
     assert not page.errors, page.errors
     page.close()

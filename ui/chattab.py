@@ -140,7 +140,9 @@ class ChatTab:
                 chat[-1] = {"role": "assistant", "content": markup.markdown(text) + " ▍"}
                 yield skip, chat, skip, state, skip, skip
         except Exception as exc:  # noqa: BLE001 - a failed turn must not break the session
-            chat[-1] = {"role": "assistant", "content": f"⚠️ {md(error_text(exc))}"}
+            # the turn is over (the marker tests and app.js wait on), with the line saying why there is no answer
+            done = by.replace('class="pc-by"', 'class="pc-by pc-done"')
+            chat[-1] = {"role": "assistant", "content": f"⚠️ {md(error_text(exc))}\n\n{done}"}
             panel = turns[-1]["panel"] if turns else render.empty_panel("No sources yet.")
             yield skip, chat, render.stack_panels(panel, earlier[1:] if turns else []), state, skip, skip
             return

@@ -34,7 +34,7 @@ BOX, TICKED = "☐", "☑"  # the ✓ column: a click on it ticks or unticks the
 TICK, TITLE, FILE, POS = 0, 1, 4, 5  # column positions
 # Short columns sized for their content (no "NeurIP S" / "Venu e" wraps); the title takes the rest. They add up
 # to 736 px at 800 px wide (the page's width less its margins): the whole table fits, # and Score in view.
-WIDTHS = ["36px", "34%", "76px", "50px", "216px", "38px", "64px"]  # a 24-character file name on one line
+WIDTHS = ["36px", "34%", "72px", "56px", "216px", "36px", "64px"]  # a 24-character file name on one line
 # The table's column is at least this wide: narrower (1024 px, the card beside it) the title column fell to 187 px
 # and the table ran past its box; below it the card goes under the table instead.
 TABLE_MIN = 680
