@@ -219,6 +219,9 @@ def test_signals_say_what_is_true_and_cards_lead_with_the_paper(browser, small_a
     page.wait_for_function("() => document.querySelector('#pc-remove-ticked').innerText.includes('(1)')")
     cell(page, row, 1).click()
     page.wait_for_selector("#pc-paper-card .pc-paper")
+    # at 800 px the card opens under the table: it is brought into view
+    page.wait_for_function("() => { const r = document.querySelector('#pc-card-group').getBoundingClientRect();"
+                           " return r.top >= 0 && r.top < window.innerHeight - 100; }", timeout=5000)
     fields = page.locator("#pc-paper-card dt").all_inner_texts()
     assert fields[:3] == ["Authors", "Published", "Link"] and fields[-2:] == ["File", "Id"], fields
     assert page.locator("#pc-paper-card a[href='https://arxiv.org/abs/2401.01234']").count() == 1

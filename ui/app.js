@@ -66,6 +66,15 @@
     log.scrollTop = last.offsetHeight + 8 <= log.clientHeight ? log.scrollHeight : top;
     placed = log.scrollTop;
   }, ms)); };
+  // A paper's card opened from a row while the card sits under the table (a narrow window): bring it into view,
+  // once per paper (a tick in the row opens nothing and moves nothing).
+  let cardShown = null;
+  window.__paperchatShowCard = () => setTimeout(() => {
+    const g = document.getElementById("pc-card-group"), card = g && g.querySelector(".pc-paper");
+    if (!card || !g.offsetParent || card.dataset.paper === cardShown) return;
+    cardShown = card.dataset.paper;
+    if (g.getBoundingClientRect().top > window.innerHeight - 120) g.scrollIntoView({ behavior: "smooth", block: "start" });
+  }, 150);
   // A question just sent: its (still empty) answer is brought into view, even from a chat scrolled up.
   let answersSeen = 0;
   const followNew = () => {

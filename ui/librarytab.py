@@ -260,7 +260,9 @@ class LibraryTab:
         self.table.select(self.on_row, [self.keys, self.ticked, self.table],
                           [self.card, self.card_group, self.current, self.ticked, self.table, self.ask_about,
                            self.edit.remove_ticked],
-                          api_visibility="private", show_progress="hidden")
+                          api_visibility="private", show_progress="hidden").then(
+            fn=None, js="() => window.__paperchatShowCard && window.__paperchatShowCard()", queue=False,
+            api_visibility="private", show_progress="hidden")  # a card opened under the table comes into view
         self.close.click(lambda: (gr.Group(visible=False), None), None, [self.card_group, self.current],
                          api_visibility="private", show_progress="hidden", queue=False)
         event = self.add.click(lambda: gr.Button("Indexing…", interactive=False), None, self.add,
