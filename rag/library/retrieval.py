@@ -193,6 +193,7 @@ def _strip_prefix(text: str, paper) -> str:
 CUT_ABSOLUTE = 1.0
 CUT_RELATIVE = 0.4
 CUT_BEST = 2.0
+CUT_BEST_POOL = 10  # ...among this many candidates at least: in a pool of n no score exceeds sqrt(n - 1) (1.0 for 2)
 MATCH_DENSE = 0.30
 MATCH_DENSE_WITH_WORD = 0.15
 
@@ -222,7 +223,7 @@ def library_search(library: Library, query: str, filters: Filters | None = None,
     near = [h for h in found if h.dense >= MATCH_DENSE or (h.lexical > 0 and h.dense >= MATCH_DENSE_WITH_WORD)]
     if not near or library.settings.retrieval.fusion != "zscore":  # other fusions' scores have no common scale
         return LibraryMatches(query=query, hits=near, below=len(found) - len(near))
-    if near[0].score < CUT_BEST:  # nothing stands out: none is a match (the cut-off recomputed on what is left)
+    if len(found) >= CUT_BEST_POOL and near[0].score < CUT_BEST:  # nothing stands out: none is a match
         return LibraryMatches(query=query, hits=[], below=len(found), cutoff=CUT_BEST)
     cut = max(CUT_ABSOLUTE, CUT_RELATIVE * near[0].score)
     kept = [h for i, h in enumerate(near) if i == 0 or h.score >= cut]
