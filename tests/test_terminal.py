@@ -71,3 +71,13 @@ def test_every_command_renders_markup_and_json_keeps_it_raw(mathy_home, capsys):
     assert main(["search", "optimal transport", "--json"]) == 0
     raw = capsys.readouterr().out
     assert "\\\\varepsilon^{\\\\frac{1}{d+2}}" in raw and "**ITSPACE**" in raw
+
+
+def test_an_impossible_filter_says_why_on_the_terminal(mathy_home, capsys):
+    from rag.cli import main
+
+    main(["ask", "What rate do optimal transport plans converge at?", "--author", "Hinton"])
+    err = capsys.readouterr().err
+    assert "note: No paper in this library lists its authors, so none can pass the author filter “Hinton”" in err
+    main(["ask", "What rate do optimal transport plans converge at?", "--author", "Hinton", "--json"])
+    assert "note: No paper" not in capsys.readouterr().err  # --json: unchanged

@@ -28,6 +28,19 @@ def filters_of(args):
                    collection=args.collection or None, papers=papers)
 
 
+def checked_filters(args, library):
+    """The command's filters; with text output, a filter no paper can pass says why on stderr first
+    (rag.library.filter_check), before the command's own "nothing under these filters" (--json: unchanged)."""
+    import sys
+
+    from rag.library.filter_check import why_nothing_passes
+
+    filters = filters_of(args)
+    if not getattr(args, "json", False) and (why := why_nothing_passes(library, filters)):
+        print(f"note: {why}", file=sys.stderr)
+    return filters
+
+
 def print_json(obj) -> None:
     print(json.dumps(obj, ensure_ascii=False, indent=2))
 

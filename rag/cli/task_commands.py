@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from rag.cli.common import filters_of, library_of, print_json, settings_of, write_references
+from rag.cli.common import checked_filters, filters_of, library_of, print_json, settings_of, write_references
 
 
 def cmd_search(args) -> int:
@@ -59,7 +59,7 @@ def cmd_ask(args) -> int:
     lib = library_of(args)
     # A model's draft is shown as it comes, on a terminal only; the checked answer follows it.
     stream = _print_token if not args.json and settings.llm != "extractive" and sys.stdout.isatty() else None
-    ans = ask(args.question, lib, settings=settings, filters=filters_of(args), on_token=stream)
+    ans = ask(args.question, lib, settings=settings, filters=checked_filters(args, lib), on_token=stream)
     write_references(args, ans.citations)
     if args.json:
         print_json(ans.as_json())
@@ -74,7 +74,8 @@ def cmd_summarise(args) -> int:
     from rag.tasks.summarise import summarise
 
     settings = settings_of(args)
-    res = summarise(args.topic, library_of(args), settings=settings, filters=filters_of(args))
+    lib = library_of(args)
+    res = summarise(args.topic, lib, settings=settings, filters=checked_filters(args, lib))
     write_references(args, res.citations)
     if args.json:
         print_json(res.as_json())
@@ -87,7 +88,8 @@ def cmd_cite(args) -> int:
     from rag.tasks.cite import cite
 
     settings = settings_of(args)
-    res = cite(args.claim, library_of(args), settings=settings, filters=filters_of(args), k=args.k)
+    lib = library_of(args)
+    res = cite(args.claim, lib, settings=settings, filters=checked_filters(args, lib), k=args.k)
     from rag.exports.documents import evidence_citations
 
     write_references(args, evidence_citations(res.evidence))
@@ -104,7 +106,8 @@ def cmd_compare(args) -> int:
     from rag.tasks.compare import compare
     from rag.tasks.compare_render import render_text, to_csv, to_markdown
 
-    table = compare(args.topic, library_of(args), settings=settings_of(args), filters=filters_of(args), k=args.k)
+    lib = library_of(args)
+    table = compare(args.topic, lib, settings=settings_of(args), filters=checked_filters(args, lib), k=args.k)
     if not table.abstained:
         write_references(args, table.citations())
     if args.json:
