@@ -47,5 +47,5 @@ def why_nothing_passes(library, filters: Filters | None) -> str:
     if f.collection and not alone(collection=f.collection):
         return f"No paper in this library is in the collection “{f.collection}”."
     if f.papers is not None and not alone(papers=f.papers):
-        return "None of the chosen papers is in the library any more."
+        return ""  # the search itself names the ids the library does not hold (rag.library.retrieval.search)
     return f"No paper in this library passes these filters together ({f.describe()}); each alone lets some through."
