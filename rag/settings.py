@@ -28,7 +28,7 @@ def library_name_problem(name: str) -> str:
 
 class ChunkSettings(BaseModel):
     # Sentence windows of about this many characters (always within MiniLM's 256-token window).
-    # 500 beats 800, 1100 and whole abstracts on SciFact train (README, "Retrieval quality").
+    # 500 beats 800, 1100 and whole abstracts on SciFact train (docs/quality.md, "Retrieval quality").
     max_chars: int = Field(500, ge=50)
     max_tokens: int = Field(256, ge=16)
 
@@ -50,11 +50,11 @@ class AskSettings(BaseModel):
     sources: int = Field(5, ge=1)  # abstracts given to the answerer
     max_sentences: int = Field(4, ge=1)
     # Below this cosine between the question and the best chunk the library is taken not to cover the
-    # question. Chosen on the seeds (README): paraphrased questions >= 0.35, off-topic ones <= 0.19.
+    # question. Chosen on the seeds (docs/design.md): paraphrased questions >= 0.35, off-topic ones <= 0.19.
     abstain_below: float = 0.27
     # A sentence is quoted (and a source given to the model) only when its relevance to the question
     # (rag.reading.grades: cosine plus a share for repeated content words) reaches `floor`; a citation is graded
-    # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on PubMedQA (README).
+    # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on PubMedQA (docs/quality.md).
     floor: float = 0.40
     answers_at: float = 0.60
 
