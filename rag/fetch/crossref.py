@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from rag.fetch.http import Polite
-from rag.fetch.records import Fetched, Skipped, split_doi
+from rag.fetch.records import Fetched, Skipped, drop_heading, split_doi
 from rag.loaders.common import clean_text
 
 _HEADING = re.compile(r"^\s*<jats:title>\s*(?:abstract|summary)\s*</jats:title>", re.IGNORECASE)
@@ -27,7 +27,7 @@ def parse(m) -> Fetched | Skipped:
         return Skipped(service="crossref", reason="malformed", detail="not a work")
     doi, arxiv_id = split_doi(m["DOI"])
     title = _first(m.get("title"))
-    abstract = clean_text(_HEADING.sub("", str(m.get("abstract") or "")))
+    abstract = drop_heading(clean_text(_HEADING.sub("", str(m.get("abstract") or ""))))
     if not abstract:
         return Skipped(service="crossref", service_id=m["DOI"], title=title, reason="no abstract")
     parts = ((m.get("issued") or {}).get("date-parts") or [[None]])[0]

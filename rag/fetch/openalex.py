@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rag.fetch.http import Polite
-from rag.fetch.records import FetchQuery, Fetched, Skipped, bare_arxiv, split_doi
+from rag.fetch.records import FetchQuery, Fetched, Skipped, bare_arxiv, drop_heading, split_doi
 from rag.loaders.common import clean_text
 
 PER_PAGE = 200  # OpenAlex's largest page
@@ -87,7 +87,7 @@ def parse(w: Any) -> Fetched | Skipped:
     if text is None:
         return Skipped(service="openalex", service_id=wid, title=title, reason="malformed",
                        detail="abstract_inverted_index is not word -> positions")
-    abstract = clean_text(text)
+    abstract = drop_heading(clean_text(text))
     if not abstract:
         return Skipped(service="openalex", service_id=wid, title=title, reason="no abstract")
     ids = w.get("ids") if isinstance(w.get("ids"), dict) else {}

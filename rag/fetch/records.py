@@ -106,3 +106,11 @@ def bare_arxiv(value: str) -> str:
     """'2304.05376' from 'arXiv:2304.05376v2', 'http://arxiv.org/abs/2304.05376v2', 'hep-th/9901001'."""
     v = re.sub(r"^(?:https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/|arxiv:)", "", str(value).strip(), flags=re.I)
     return re.sub(r"v\d+$", "", v.removesuffix(".pdf"))
+
+
+_HEADING = re.compile(r"^(?:abstract|summary)\s*[.:]?\s+(?=[A-Z0-9])", re.IGNORECASE)
+
+
+def drop_heading(abstract: str) -> str:
+    """An abstract without the 'Abstract' heading Crossref's JATS (and so OpenAlex) often starts with."""
+    return _HEADING.sub("", abstract, count=1)
