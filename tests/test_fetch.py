@@ -70,7 +70,7 @@ def test_openalex_pages_by_cursor_rebuilds_abstracts_and_names_what_it_skips(tmp
     assert asked[0]["mailto"] == "lab@example.org"
     assert report.fetched == 3 and report.no_abstract == 1
     assert "High-throughput screening of human genetic variants" in report.skipped[0]
-    assert report.summary().startswith("fetched 3 from OpenAlex (of 1 matching), skipped 1 without abstract")
+    assert report.summary().startswith("fetched 3 from OpenAlex (of 2 matching), skipped 1 without abstract")
     papers = lib.get_papers([DOI_CHEMCROW, ARXIV_CHEMCROW])
     # The inverted index is read back into the abstract as written.
     assert papers[DOI_CHEMCROW].abstract.startswith("Large language models (LLMs) have shown strong performance")

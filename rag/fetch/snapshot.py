@@ -75,7 +75,8 @@ class Snapshot:
             p.malformed += s.reason == "malformed"
             if len(p.skipped) < 20:
                 p.skipped.append(str(s))
-        p.paging, p.total, p.pages = paging, total if total is not None else p.total, p.pages + 1
+        # The first page's count stands for the query (a later page may count differently mid-paging).
+        p.paging, p.total, p.pages = paging, p.total if p.total is not None else total, p.pages + 1
         self.save(p)
 
     def save(self, p: Progress) -> None:
