@@ -4,6 +4,7 @@ where each comes from), replayed by a local server on 127.0.0.1: nothing here to
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import os
 import socket
 import subprocess
@@ -240,3 +241,20 @@ def test_search_and_ask_never_import_the_fetch_wing(tmp_path):
     env = {**os.environ, "PAPERCHAT_HOME": str(tmp_path / "home"), "PAPERCHAT_EMBEDDER": "fake"}
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stderr[-2000:]
+
+
+def test_the_library_tab_adds_papers_from_a_service(tmp_path, replay):
+    """The UI's "Add papers" (ui/addpapers.py) runs the same fetch: the estimate, then the papers in the library."""
+    from rag.library.library import Library
+    from ui.addpapers import AddPapers
+
+    replay.add("/openalex/works", 200, "openalex_page1.json").add("/openalex/works", 200, "openalex_page1.json")
+    replay.add("/openalex/works", 200, "openalex_page2.json")
+    settings = settings_for(tmp_path, replay)
+    lib = Library(settings)
+    ui = AddPapers(settings, lambda: lib)
+    assert ui.estimate("openalex", "chemistry tools", 2015, None, 300).startswith(
+        "About **2** papers match on OpenAlex; a fetch brings **2** (limit 300).")
+    out = ui.run("openalex", "chemistry tools", 2015, None, 300, progress=lambda *a, **k: None)
+    assert out.startswith('**openalex: "chemistry tools" 2015-** — fetched 3 from OpenAlex') and "added 3" in out
+    assert len(lib) == 3 and {p.source for p in lib.papers()} == {Path(lib.sources()[0].path).name}
