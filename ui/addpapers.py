@@ -61,8 +61,8 @@ class AddPapers:
                 self.service = gr.Dropdown(CHOICES, value="openalex", label="Service", scale=1, min_width=140)
                 self.text = gr.Textbox(label="Query", placeholder=HINTS["openalex"], scale=3)
             with gr.Row():
-                self.since = gr.Number(label="From year", precision=0, minimum=0, min_width=90)
-                self.until = gr.Number(label="To year", precision=0, minimum=0, min_width=90)
+                self.since = gr.Number(None, label="From year (0: any)", precision=0, minimum=0, min_width=90)
+                self.until = gr.Number(None, label="To year (0: any)", precision=0, minimum=0, min_width=90)
                 self.limit = gr.Number(label="At most", value=self.settings.fetch.limit, precision=0, minimum=1,
                                        min_width=90)
             with gr.Row():
