@@ -43,9 +43,6 @@ class FetchQuery(BaseModel):
         h = hashlib.sha256(self.source_id().encode("utf-8")).hexdigest()[:8]
         return f"{self.service}-{words}-{h}"
 
-    def describe(self) -> str:
-        return self.source_id()
-
 
 class Fetched(BaseModel):
     """One work as a service gave it, in our field names; `abstract` is never empty (such works are Skipped)."""

@@ -62,8 +62,9 @@ def check(q: FetchQuery, settings: Settings) -> None:
     if q.limit > cap:
         raise UserError(f"--limit {q.limit} is over the cap of {cap:,} papers a fetch (raise it with "
                         f"PAPERCHAT_FETCH__MAX_LIMIT)")
-    if q.service != "dois" and not q.query.strip() and not q.author:
-        raise UserError(f"fetch {q.service} needs a query (the service's own syntax) or --author")
+    if q.service != "dois" and not q.query.strip() and (not q.author or q.service == "s2"):
+        raise UserError(f"fetch {q.service} needs a query (the service's own syntax)"
+                        + ("" if q.service == "s2" else " or --author"))
     if q.since and q.until and q.since > q.until:
         raise UserError(f"--since {q.since} is after --until {q.until}")
 
