@@ -258,3 +258,19 @@ def test_the_library_tab_adds_papers_from_a_service(tmp_path, replay):
     out = ui.run("openalex", "chemistry tools", 2015, None, 300, progress=lambda *a, **k: None)
     assert out.startswith('**openalex: "chemistry tools" 2015-** — fetched 3 from OpenAlex') and "added 3" in out
     assert len(lib) == 3 and {p.source for p in lib.papers()} == {Path(lib.sources()[0].path).name}
+
+
+def test_a_page_half_written_when_killed_is_fetched_again_not_kept_twice(tmp_path, replay):
+    from rag.errors import UserError
+
+    replay.add("/openalex/works", 200, "openalex_page1.json").add("/openalex/works", 503, b"", "text/plain")
+    settings = settings_for(tmp_path, replay)
+    q = query("openalex", "chemistry tools")
+    with pytest.raises(UserError):
+        run(q, settings)
+    (part,) = (settings.library_dir / "fetched").glob("*.part.jsonl")
+    with open(part, "a", encoding="utf-8") as f:  # a kill while the next page was being written
+        f.write(part.read_text(encoding="utf-8").splitlines()[0] + "\n" + '{"service": "openal')
+    replay.routes["/openalex/works"] = [(200, "application/json", replay_fixture("openalex_page2.json"))]
+    report, lib = run(q, settings)
+    assert report.fetched == 3 and report.repeated == 0 and len(lib) == 3
