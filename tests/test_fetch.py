@@ -157,13 +157,20 @@ def test_the_same_paper_from_two_services_is_stored_once(tmp_path, replay):
     run(query("openalex", "chemistry tools"), settings)
     # A DOI list: OpenAlex does not know the DOI (its recorded 404), Crossref does (its recorded work).
     replay.add("/openalex/works/https:", 404, "openalex_not_found.txt", "text/html")
+    replay.add("/openalex/works/https:", 200, "openalex_work_pnas.json")
     replay.add("/crossref/works/", 200, "crossref_chemcrow.json")
     dois = tmp_path / "reading-list.txt"
-    dois.write_text("https://doi.org/10.1038/s42256-024-00832-8\nnot a doi at all\n", encoding="utf-8")
+    dois.write_text("https://doi.org/10.1038/s42256-024-00832-8\nnot a doi at all\n# a comment\n"
+                    "10.1073/pnas.1414271111\n", encoding="utf-8")
     report, lib = run(query("dois", str(dois)), settings)
+    assert [r["path"] for r in replay.log[-3:]] == [
+        "/openalex/works/https://doi.org/10.1038/s42256-024-00832-8", "/crossref/works/10.1038/s42256-024-00832-8",
+        "/openalex/works/https://doi.org/10.1073/pnas.1414271111"]  # Crossref only for what OpenAlex lacks
     assert replay.asked("/crossref/works/")[0] == {"mailto": "lab@example.org"}
-    assert report.fetched == 1 and report.malformed == 1 and "line 2" in report.skipped[0]
-    assert report.ingest["added"] == 0 and len(lib) == 3  # Crossref's ChemCrow is OpenAlex's, by its DOI
+    assert report.fetched == 2 and report.malformed == 1 and "line 2" in report.skipped[0]
+    # Crossref's ChemCrow is OpenAlex's, by its DOI: stored once; the PNAS paper is new.
+    assert report.ingest["added"] == 1 and report.ingest["updated"] == 1 and len(lib) == 4
+    assert "doi:10.1073/pnas.1414271111" in lib.catalogue
     shared = {s.source_id: s for s in lib.sources()}
     assert shared[f"dois: {dois}"].shared == 1 and shared['openalex: "chemistry tools"'].shared == 1
 
