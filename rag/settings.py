@@ -87,6 +87,27 @@ class MapSettings(BaseModel):
     max_topics: int = 36  # labelled regions at most (about n ** 0.4: 6 for 76 papers, 31 for 5k)
 
 
+class FetchSettings(BaseModel):
+    """`paperchat fetch`: how politely to ask the services (rag.fetch)."""
+
+    # Sent as OpenAlex's and Crossref's `mailto` and NCBI's `email` (their "polite pools" ask for a contact).
+    email: str = ""
+    openalex_api_key: SecretStr | None = None  # OpenAlex asks for a (free) key since 2026; never printed
+    s2_api_key: SecretStr | None = None  # Semantic Scholar's x-api-key: a higher rate; never printed
+    ncbi_api_key: SecretStr | None = None  # NCBI E-utilities: 10 requests/s instead of 3; never printed
+    limit: int = Field(300, ge=1)  # papers per fetch unless --limit says otherwise
+    max_limit: int = Field(10000, ge=1)  # the hard cap on --limit (raise it here for a bigger fetch)
+    timeout: float = Field(30.0, gt=0)  # seconds per request
+    retries: int = Field(6, ge=0)  # per request, on 429 / 5xx / a dropped connection
+    backoff: float = Field(2.0, ge=0)  # first wait after a 429 or 503 (doubling, at most 60 s; Retry-After wins)
+    pace: float = Field(1.0, ge=0)  # scales each service's pause between requests (arXiv asks for 3 s)
+    openalex_url: str = "https://api.openalex.org"
+    arxiv_url: str = "https://export.arxiv.org/api/query"
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    crossref_url: str = "https://api.crossref.org"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PAPERCHAT_", env_nested_delimiter="__", extra="ignore")
 
@@ -110,6 +131,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     ask: AskSettings = AskSettings()
     map: MapSettings = MapSettings()
+    fetch: FetchSettings = FetchSettings()
     # UI
     auth_user: str | None = None
     auth_password: SecretStr | None = None
