@@ -9,7 +9,7 @@ from rag.reading.sentences import split_sentences
 
 
 def chunk_prefix(paper: Paper) -> str:
-    # The title gives every window the paper's topic (a measured lift on SciFact, see README).
+    # The title gives every window the paper's topic (a measured lift on SciFact, see docs/quality.md).
     return f"{paper.title}. " if paper.title and not paper.title_derived else ""
 
 
