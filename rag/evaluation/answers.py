@@ -23,7 +23,7 @@ def ask_all(questions: Sequence[EvalQuestion], library, model=None, progress: bo
     from rag.tasks.ask import ask
 
     settings = library.settings
-    key = run_key(settings, answerer_of(settings, model), "answers")
+    key = run_key(settings, answerer_of(settings, model), "answers", model)
     run = RunFile(settings.home / "runs" / f"answers-{key}.jsonl", fresh)
     todo = [q for q in questions if q.id not in run.done]
     with tqdm(total=len(questions), initial=len(questions) - len(todo), unit=" questions", leave=False,

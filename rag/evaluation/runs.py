@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from rag.errors import public_url
@@ -26,7 +27,11 @@ def answerer_of(settings: Settings, model=None) -> dict:
     return {"answerer": "extractive", "model": None, "model_url": None}
 
 
-def run_key(settings: Settings, answerer: dict, task: str) -> str:
+def run_key(settings: Settings, answerer: dict, task: str, model=None) -> str:
+    # a model passed in is keyed by all it says of itself (its repr: class and settings, secrets masked;
+    # the addresses of the clients it holds differ per process)
+    passed = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(model)) if model is not None else None
+    answerer = {**answerer, "passed": passed}
     shaping = settings.model_dump(mode="json", include={"ask", "retrieval", "chunk", "prompts_dir"})
     prompts = settings.prompts_dir
     overrides = sorted((p.name, p.read_text(encoding="utf-8")) for p in prompts.glob("*.txt")) if prompts else []

@@ -20,7 +20,7 @@ def summarise_all(topics: Sequence[Topic], library, model=None, progress: bool |
     from rag.tasks.summarise import summarise
 
     settings = library.settings
-    key = run_key(settings, answerer_of(settings, model), "summaries")
+    key = run_key(settings, answerer_of(settings, model), "summaries", model)
     run = RunFile(settings.home / "runs" / f"summaries-{key}.jsonl", fresh)
     todo = [t for t in topics if t.topic not in run.done]
     with tqdm(total=len(topics), initial=len(topics) - len(todo), unit=" areas", leave=False,
