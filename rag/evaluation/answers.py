@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag.evaluation.mlqa import EvalQuestion, figures_by_type, load_questions, score_answer
-from rag.evaluation.runs import RunFile, answerer_of, provenance, run_key
+from rag.evaluation.runs import RunFile, answerer_of, check_answerer, provenance, run_key
 from rag.evaluation.workspace import eval_folder, open_eval_library
 from rag.settings import Settings
 
@@ -43,6 +43,7 @@ def evaluate_answers(settings: Settings, *, mlqa: Path | None = None, pubmedqa: 
                      fresh: bool = False) -> dict:
     """The report of `paperchat eval answers` on an mlqa folder or PubMedQA's ori_pqal.json."""
     t0 = time.perf_counter()
+    check_answerer(settings, model)
     if mlqa is not None:
         kind = "mlqa"
         questions = load_questions(Path(mlqa), split)

@@ -27,6 +27,14 @@ def answerer_of(settings: Settings, model=None) -> dict:
     return {"answerer": "extractive", "model": None, "model_url": None}
 
 
+def check_answerer(settings: Settings, model=None) -> None:
+    """A configured model that cannot be made (no key, no URL) fails before the library is built, not after."""
+    if model is None and settings.llm == "openai":
+        from rag.tasks.llm import make_chat_model
+
+        make_chat_model(settings)
+
+
 def run_key(settings: Settings, answerer: dict, task: str, model=None) -> str:
     # a model passed in is keyed by all it says of itself (its repr: class and settings, secrets masked;
     # the addresses of the clients it holds differ per process)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag.evaluation.mlqa import Topic, load_topics, score_summary, summary_figures
-from rag.evaluation.runs import RunFile, answerer_of, provenance, run_key
+from rag.evaluation.runs import RunFile, answerer_of, check_answerer, provenance, run_key
 from rag.evaluation.workspace import open_eval_library
 from rag.settings import Settings
 
@@ -39,6 +39,7 @@ def evaluate_summaries(settings: Settings, *, mlqa: Path, split: str = "test", l
                        model=None, progress: bool | None = None, fresh: bool = False) -> dict:
     """The report of `paperchat eval summaries` on an mlqa folder."""
     t0 = time.perf_counter()
+    check_answerer(settings, model)
     topics = load_topics(Path(mlqa), split)
     topics = topics[:limit] if limit else topics
     library = open_eval_library(settings, "mlqa", Path(mlqa) / "library.jsonl", progress=progress)
