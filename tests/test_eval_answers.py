@@ -153,3 +153,14 @@ def test_pubmedqa_conclusions_are_the_answers(tmp_path, monkeypatch, capsys):
     assert main(["eval", "answers", "--pubmedqa", str(f), "--split", "all", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["set"] == "pubmedqa" and out["library"]["papers"] == 2 and set(out["by_type"]) == {"yes", "no"}
+
+
+def test_a_run_killed_mid_line_keeps_what_was_whole(tmp_path):
+    from rag.evaluation.runs import RunFile
+
+    f = tmp_path / "answers.jsonl"
+    f.write_text('{"id": "a", "answer": {}}\n{"id": "b", "ans', encoding="utf-8")
+    run = RunFile(f)
+    assert list(run.done) == ["a"]  # the torn row is dropped: "b" is asked again
+    run.add({"id": "b", "answer": {}})
+    assert list(RunFile(f).done) == ["a", "b"]
