@@ -15,6 +15,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from rag.errors import UserError
 from rag.settings import Settings
 
 _READY = "ingested.json"  # written once the whole file is in: a run after an interrupted ingest ingests again
@@ -47,6 +48,8 @@ def open_eval_library(settings: Settings, kind: str, source: Path, records: Path
     first run; with the settings it was opened with."""
     from rag.library import Library
 
+    if not Path(source).is_file():
+        raise UserError(f"{source} is missing: the set's abstracts are read from it")
     folder = eval_folder(settings, kind, source)
     s = eval_settings(settings, folder, kind)
     lib = Library(s)
