@@ -65,11 +65,15 @@ def open_eval_library(settings: Settings, kind: str, source: Path, records: Path
 @lru_cache(maxsize=1)
 def code_version() -> dict:
     """The commit of the code that answers (with "-dirty" when rag/ or prompts/ differ from it) and a hash
-    of that code, which keys the answers kept: answers of other code are never reused."""
+    of that code, which keys the answers kept: answers of other code are never reused. The evaluation and
+    the command line are left out of the hash: they shape no answer, and a fix to a report keeps the answers."""
     root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
+    skip = (root / "rag" / "evaluation", root / "rag" / "cli")
     for p in sorted([*root.joinpath("rag").rglob("*.py"), *root.joinpath("rag").rglob("*.npz"),
                      *root.joinpath("prompts").glob("*.txt")]):
+        if p.parent in skip:
+            continue
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     commit = ""
