@@ -404,3 +404,21 @@ def test_library_calls_refuse_a_k_past_the_cap(fake_library):
         search(fake_library, "attention", k=10**7)
     with pytest.raises(UserError, match="from 1 to 100"):
         compare("attention", fake_library, settings=fake_library.settings, k=10**7)
+
+
+def test_a_huge_title_is_cut_and_said_and_chunks_stay_small(fake_library, tmp_path):
+    """Issue 28 item 10: a 200,000-character title was copied into each of a record's chunks (5 GB, 126 s)."""
+    sentences = " ".join(f"Sentence {i} reports a measured gain of {i} points." for i in range(60))
+    title = "Deep " + "very " * 4000 + "networks"  # 20,013 characters (the probe's was 200,000)
+    f = tmp_path / "huge-title.jsonl"
+    f.write_text(json.dumps({"id": "t1", "title": title, "abstract": sentences}) + "\n"
+                 + json.dumps({"id": "t2", "title": "A normal title", "abstract": "A normal abstract."}) + "\n")
+    r = fake_library.ingest([f], progress=False)
+    assert (r.added, r.rejected) == (2, 0)
+    assert r.notes == ["huge-title.jsonl: record 1: title cut to 299 characters (it had 20,013; the limit is 300)"]
+    stored = fake_library.catalogue["t1"]["title"]
+    assert stored.startswith("Deep very very") and stored.endswith("very…") and len(stored) <= 301
+    assert fake_library.catalogue["t2"]["title"] == "A normal title"
+    texts = fake_library.collections.chunks.get(include=["documents"])["documents"]
+    assert max(len(t) for t in texts) <= 2 * fake_library.settings.chunk.max_chars
+    assert fake_library.ingest([f], progress=False).unchanged == 2  # the same cut each time: nothing changes

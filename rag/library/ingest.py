@@ -107,6 +107,7 @@ class Ingestor:
         from tqdm import tqdm
 
         from rag.loaders import discover, estimate_records, load_file
+        from rag.loaders.common import cap_titles
 
         t0 = time.perf_counter()
         report = IngestReport()
@@ -168,9 +169,9 @@ class Ingestor:
                     seen: set[str] = set()  # stored ids the file holds, and those its refused records name
                     unread = good = 0
                     batch: list[Paper] = []
-                    items, head = peek(load_file(path, fields), LINEAGE_PEEK)
+                    items, head = peek(cap_titles(load_file(path, fields), report.notes), LINEAGE_PEEK)
                     sid, where = sources.identify(path, [p for p in head if isinstance(p, Paper)], source, remember_paths,
-                                                  lambda f=path: {p.content_hash for p in load_file(f, fields)
+                                                  lambda f=path: {p.content_hash for p in cap_titles(load_file(f, fields), [])
                                                                   if isinstance(p, Paper)})
                     repeats = Repeats(path.name)
                     for item in items:
