@@ -1,7 +1,7 @@
 """Shared pieces of the benchmark scripts: the machine, the data, the reference library, the results file.
 
 Not a benchmark itself. Every script prints the machine and the exact command that reproduces it, and
-writes its figures to bench/results/NAME.json (the README's performance section quotes those files).
+writes its figures to bench/results/NAME.json (docs/performance.md quotes those files).
 """
 
 from __future__ import annotations

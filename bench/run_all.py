@@ -1,4 +1,4 @@
-"""Every benchmark of issue 6 in sequence with its defaults (what `make bench` runs), then one summary.
+"""Every benchmark of bench/README.md in sequence with its defaults (what `make bench` runs), then one summary.
 
     .venv/bin/python bench/run_all.py                 # all of them (the first run also builds the SciFact
                                                       # reference library under /tmp/bench-home: +7-10 min)
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 # Quick ones first, so a broken set-up shows early.
-SCRIPTS = ["cold_start", "reingest", "ingest_throughput", "ingest_memory", "latency"]
+SCRIPTS = ["cold_start", "reingest", "ingest_throughput", "ingest_memory", "latency", "load_ui"]
 
 
 def summary() -> list[str]:
@@ -52,6 +52,11 @@ def summary() -> list[str]:
                          f"p95 {f['latency_ms']['p95']:.1f} ms, largest part {f['largest_part']}; peak RSS {f['peak_rss_mb']:.0f} MB")
     if f := load("cold_start"):
         lines.append(f"e. cold start `paperchat search`: median {f['search_median_seconds']:.2f} s (goal 2 s)")
+    if f := load("load_ui"):
+        c = f["concurrent"]
+        lines.append(f"UI load: {f['sessions']} sessions x {f['rounds']} questions, {f['answered_right']} of {f['requests']} "
+                     f"answered citing their own paper; p50 {c['p50_ms']} ms, p95 {c['p95_ms']} ms "
+                     f"({f['p50_ratio_concurrent_vs_solo']}x one session alone)")
     return lines
 
 

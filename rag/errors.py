@@ -54,7 +54,8 @@ class FieldsError(UserError, ValueError):
 
 
 _SECRETS: set[str] = set()  # keys given in code rather than the environment (e.g. an embedding service's)
-_KEY_VARS = ("OPENAI_API_KEY", "PAPERCHAT_OPENAI_API_KEY", "PAPERCHAT_EMBEDDINGS__API_KEY")
+_KEY_VARS = ("OPENAI_API_KEY", "PAPERCHAT_OPENAI_API_KEY", "PAPERCHAT_EMBEDDINGS__API_KEY",
+             "PAPERCHAT_FETCH__S2_API_KEY", "PAPERCHAT_FETCH__OPENALEX_API_KEY", "PAPERCHAT_FETCH__NCBI_API_KEY")
 
 
 def register_secret(value: str | None) -> None:

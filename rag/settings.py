@@ -36,7 +36,7 @@ def library_name_problem(name: str) -> str:
 
 class ChunkSettings(_Finite):
     # Sentence windows of about this many characters (always within MiniLM's 256-token window).
-    # 500 beats 800, 1100 and whole abstracts on SciFact train (README, "Retrieval quality").
+    # 500 beats 800, 1100 and whole abstracts on SciFact train (docs/quality.md, "Retrieval quality").
     max_chars: int = Field(500, ge=50)
     max_tokens: int = Field(256, ge=16)
 
@@ -58,11 +58,11 @@ class AskSettings(_Finite):
     sources: int = Field(5, ge=1)  # abstracts given to the answerer
     max_sentences: int = Field(4, ge=1)
     # Below this cosine between the question and the best chunk the library is taken not to cover the
-    # question. Chosen on the seeds (README): paraphrased questions >= 0.35, off-topic ones <= 0.19.
+    # question. Chosen on the seeds (docs/design.md): paraphrased questions >= 0.35, off-topic ones <= 0.19.
     abstain_below: float = 0.27
     # A sentence is quoted (and a source given to the model) only when its relevance to the question
     # (rag.reading.grades: cosine plus a share for repeated content words) reaches `floor`; a citation is graded
-    # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on PubMedQA (README).
+    # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on PubMedQA (docs/quality.md).
     floor: float = 0.40
     answers_at: float = 0.60
 
@@ -95,6 +95,27 @@ class MapSettings(_Finite):
     max_topics: int = 36  # labelled regions at most (about n ** 0.4: 6 for 76 papers, 31 for 5k)
 
 
+class FetchSettings(BaseModel):
+    """`paperchat fetch`: how politely to ask the services (rag.fetch)."""
+
+    # Sent as OpenAlex's and Crossref's `mailto` and NCBI's `email` (their "polite pools" ask for a contact).
+    email: str = ""
+    openalex_api_key: SecretStr | None = None  # OpenAlex asks for a (free) key since 2026; never printed
+    s2_api_key: SecretStr | None = None  # Semantic Scholar's x-api-key: a higher rate; never printed
+    ncbi_api_key: SecretStr | None = None  # NCBI E-utilities: 10 requests/s instead of 3; never printed
+    limit: int = Field(300, ge=1)  # papers per fetch unless --limit says otherwise
+    max_limit: int = Field(10000, ge=1)  # the hard cap on --limit (raise it here for a bigger fetch)
+    timeout: float = Field(30.0, gt=0)  # seconds per request
+    retries: int = Field(6, ge=0)  # per request, on 429 / 5xx / a dropped connection
+    backoff: float = Field(2.0, ge=0)  # first wait after a 429 or 503 (doubling, at most 60 s; Retry-After wins)
+    pace: float = Field(1.0, ge=0)  # scales each service's pause between requests (arXiv asks for 3 s)
+    openalex_url: str = "https://api.openalex.org"
+    arxiv_url: str = "https://export.arxiv.org/api/query"
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    crossref_url: str = "https://api.crossref.org"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PAPERCHAT_", env_nested_delimiter="__", extra="ignore",
                                       allow_inf_nan=False)
@@ -119,6 +140,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     ask: AskSettings = AskSettings()
     map: MapSettings = MapSettings()
+    fetch: FetchSettings = FetchSettings()
     # UI
     auth_user: str | None = None
     auth_password: SecretStr | None = None

@@ -219,8 +219,9 @@ def cached_copies(content: bytes) -> list[Path]:
 
 
 def test_readme_says_what_the_ui_login_is():
-    """The UI's login is Gradio's sign-in form (an HTTP Basic header is not accepted): the README says so."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    """The UI's login is Gradio's sign-in form (an HTTP Basic header is not accepted): the README and docs/ say so."""
+    root = Path(__file__).resolve().parents[1]
+    readme = "\n".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
     assert not re.search(r"\bbasic auth\b(?!entication)", readme, re.IGNORECASE)  # it is not HTTP Basic auth
     assert "login form" in readme and "HTTP Basic" in readme
 

@@ -19,6 +19,7 @@ from rag.reading.sentences import split_sentences
 from rag.settings import Settings
 
 from ui import markup, render
+from ui.addpapers import AddPapers
 from ui.chattab import MATH
 from ui.filters import make_filters
 from ui.libraryedit import LibraryEdit
@@ -56,6 +57,7 @@ class LibraryTab:
         self._writer: Library | None = None
         self._writer_lock = threading.Lock()
         self.edit = LibraryEdit(library, self.writer)
+        self.fetcher = AddPapers(settings, self.writer)  # "Add papers" from a service (rag.fetch)
 
     def writer(self) -> Library:
         with self._writer_lock:
@@ -239,6 +241,7 @@ class LibraryTab:
                                      height=140)
                 self.add = gr.Button("Add to library", variant="primary", elem_id="pc-add")
                 self.ingest_out = gr.Markdown("", elem_id="pc-ingest-result", min_height=96)
+                self.fetcher.build()
                 gr.Markdown("#### In the library")
                 self.stats = gr.HTML(elem_id="pc-stats")
 
@@ -267,6 +270,7 @@ class LibraryTab:
         refresh = [dict(fn=self.library_view, inputs=inputs, outputs=outputs, api_visibility="private",
                         show_progress="hidden"), *after_change]
         self.edit.wire(self.ticked, self.current, self.card_group, refresh)
+        self.fetcher.wire(refresh)
 
 
 def _forget_uploads(files: list) -> None:

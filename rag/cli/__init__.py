@@ -12,6 +12,7 @@ import os
 import sys
 
 from rag.cli.common import settings_of
+from rag.cli.fetch_command import cmd_fetch
 from rag.cli.library_commands import cmd_ingest, cmd_map, cmd_papers, cmd_remove, cmd_sources, cmd_stats
 from rag.cli.parser import build_parser
 from rag.cli.task_commands import cmd_ask, cmd_cite, cmd_compare, cmd_eval, cmd_search, cmd_summarise
@@ -27,7 +28,7 @@ def cmd_serve(args) -> int:
 COMMANDS = {"ingest": cmd_ingest, "papers": cmd_papers, "stats": cmd_stats, "remove": cmd_remove,
             "sources": cmd_sources, "search": cmd_search, "ask": cmd_ask, "summarise": cmd_summarise,
             "summarize": cmd_summarise, "cite": cmd_cite, "compare": cmd_compare, "serve": cmd_serve,
-            "eval": cmd_eval, "map": cmd_map}
+            "eval": cmd_eval, "map": cmd_map, "fetch": cmd_fetch}
 
 
 def main(argv: list[str] | None = None) -> int:

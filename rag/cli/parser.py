@@ -58,6 +58,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("sources", help="the library's sources (files) with their paper counts").add_argument(
         "--json", action="store_true")
 
+    p = sub.add_parser("fetch", help="bring abstracts from OpenAlex, arXiv, Semantic Scholar or PubMed into the library",
+                       description="SERVICE QUERY, or --dois FILE. The query is the service's own syntax, passed "
+                                   "through (arXiv: 'cat:cs.LG AND ti:diffusion'; PubMed: 'asthma[MeSH]'; Semantic "
+                                   "Scholar: '\"graph neural\" + molecules'). The papers are kept as a snapshot "
+                                   "under the library's home and ingested as one source named by the query; fetching "
+                                   "the same query again updates it. Needs the network; files ingest offline.")
+    p.add_argument("service", nargs="?", choices=["openalex", "arxiv", "s2", "pubmed"])
+    p.add_argument("query", nargs="?", default="")
+    p.add_argument("--dois", type=Path, metavar="FILE",
+                   help="one DOI or arXiv id a line, resolved through OpenAlex (Crossref or arXiv when it does not know one)")
+    p.add_argument("--since", type=int, metavar="YEAR")
+    p.add_argument("--until", type=int, metavar="YEAR")
+    p.add_argument("--author", default="", metavar="NAME")
+    p.add_argument("--limit", type=positive, metavar="N",
+                   help="papers at most (default PAPERCHAT_FETCH__LIMIT, 300; at most PAPERCHAT_FETCH__MAX_LIMIT)")
+    p.add_argument("--dry-run", action="store_true", help="say how many papers would come; fetch nothing")
+    p.add_argument("--json", action="store_true")
+
     def add_filters(p):
         p.add_argument("--venue")
         p.add_argument("--year-from", type=int)

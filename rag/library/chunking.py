@@ -10,7 +10,7 @@ from rag.reading.sentences import split_sentences
 
 
 def chunk_prefix(paper: Paper) -> str:
-    # The title gives every window the paper's topic (a measured lift on SciFact, see README).
+    # The title gives every window the paper's topic (a measured lift on SciFact, see docs/quality.md).
     # At most MAX_TITLE_CHARS of it, whatever a record stored before titles were capped holds.
     return f"{paper.title[:MAX_TITLE_CHARS]}. " if paper.title and not paper.title_derived else ""
 

@@ -12,7 +12,7 @@ The grade is taken of the relevance plus a bonus when the sentence's role is one
 wants (ROLE_BONUS): a problem statement relates to a "how" question, a method answers it.
 
 Both answerers grade each citation this way (bench/pubmedqa_answers.py chose the thresholds on the
-first half of PubMedQA PQA-L, see README "Answers and abstention").
+first half of PubMedQA PQA-L, see docs/design.md "Answers and abstention").
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-# Chosen on PubMedQA PQA-L questions 1-200 (bench/pubmedqa_answers.py --tune --limit 200; README). The role
+# Chosen on PubMedQA PQA-L questions 1-200 (bench/pubmedqa_answers.py --tune --limit 200; docs/quality.md). The role
 # bonus is the lever: 0 -> 0.40 of answers quote the conclusion, 0.1 -> 0.58, 0.2 -> 0.69, 0.3 -> 0.73-0.76.
 ROLE_BONUS = 0.3  # added to a sentence's rank (and grade score) when its role answers the question's kind
 

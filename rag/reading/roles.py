@@ -230,7 +230,7 @@ def role_sentences(papers: list, embedder) -> list[str]:
 
 
 # Names under which a service serves all-MiniLM-L6-v2 (TEI, Infinity and vLLM use the Hub name). Its fp32
-# vectors and our int8 ones agree to a cosine of 0.9995 (README, "Past one machine"), well inside what the
+# vectors and our int8 ones agree to a cosine of 0.9995 (docs/scale.md), well inside what the
 # role classifier tells apart, so a library built through such a service carries roles too.
 _MINILM_NAMES = ("all-minilm-l6-v2-onnx-int8", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2")
 

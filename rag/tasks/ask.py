@@ -35,7 +35,7 @@ def is_follow_up(question: str) -> bool:
 
 
 def covers(hits: list[Hit], settings: Settings) -> bool:
-    """Whether the library covers the question at all (threshold chosen on data, see README)."""
+    """Whether the library covers the question at all (threshold chosen on data, see docs/design.md)."""
     return bool(hits) and hits[0].dense >= settings.ask.abstain_below
 
 

@@ -33,7 +33,7 @@ CONTRIBUTION = frozenset({"objective", "method", "result"})
 # of issue 16 (tests/test_summarise.py). The former rule also cut below 0.75 of the best paper's score,
 # which dropped a paper plainly about the topic when another scored higher still (the "Attention"
 # algorithms paper beside attention-based regressors) and did not shorten a barely covered topic's summary:
-# without it, and with whole-phrase overlap, narrow topics gain precision and recall (README). A floor
+# without it, and with whole-phrase overlap, narrow topics gain precision and recall (docs/quality.md). A floor
 # above 0.6 gains more precision on the benchmark, whose papers have authored titles, but drops seed
 # papers that state their area only in the background ("computational optimal transport", 0.62-0.67).
 ON_TOPIC = 0.6
