@@ -14,6 +14,7 @@ only `rag.records`.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 
@@ -71,10 +72,24 @@ def redact(text: str) -> str:
     return re.sub(r"\b(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+", r"\1***", text)
 
 
+READ_ONLY_HINT = (" — the embedded store writes its lock and its SQLite database even to read, so PAPERCHAT_HOME "
+                  "must be writable: copy it somewhere writable, or serve it with `chroma run` and PAPERCHAT_CHROMA_URL")
+FULL_HINT = (" — free some space and run the same command again: what was written is kept, each paper whole, "
+             "and a re-run carries on")
+
+
 def user_message(exc: BaseException) -> str | None:
     """One line for errors a user can cause; None for bugs, which should keep their traceback."""
     if isinstance(exc, UserError):
         return redact(str(exc))
+    chroma_says = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    if type(exc).__module__.startswith("chromadb") and "readonly database" in str(exc):
+        return redact("the library's Chroma store is read-only (" + chroma_says + ")" + READ_ONLY_HINT)
+    if type(exc).__module__.startswith("chromadb") and any(
+            w in str(exc).lower() for w in ("no space", "disk is full", "disk full", "compaction")):
+        # A full disk shows up inside Chroma as a failed write or compaction, never as ENOSPC.
+        return redact("the library's Chroma store could not be written (" + chroma_says + "): is the disk full?"
+                      + FULL_HINT)
     if type(exc).__module__.startswith("chromadb") and type(exc).__name__ == "InternalError" and any(
             w in str(exc) for w in ("hnsw", "compactor", "pickle")):
         # Embedded Chroma writes its index files in place: a crash at the wrong moment can leave them
@@ -113,6 +128,9 @@ def user_message(exc: BaseException) -> str | None:
             return f"the language model endpoint failed: {redact(str(exc))[:200]}"
     if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
         return redact(f"{exc.strerror}: {exc.filename}")
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+        return redact(f"{exc.strerror}: {exc.filename or ''}".rstrip(": ") + (
+            READ_ONLY_HINT if exc.errno == errno.EROFS else FULL_HINT))
     return None
 
 

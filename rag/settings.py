@@ -8,12 +8,20 @@ from typing import Literal
 
 import re
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+MAX_K = 1000  # results of one search at most (--k): fusion and the hits' texts cost in proportion to k
 LIBRARY_NAME_MAX = 63  # Chroma collection names are built from it ("paperchat-NAME-chunks")
 _LIBRARY_CHARS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+class _Finite(BaseModel):
+    """A settings group whose numbers must be numbers: `nan` or `inf` in a weight or a threshold would be
+    accepted and turn every score into nan."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
 
 def library_name_problem(name: str) -> str:
@@ -26,27 +34,27 @@ def library_name_problem(name: str) -> str:
     return ""
 
 
-class ChunkSettings(BaseModel):
+class ChunkSettings(_Finite):
     # Sentence windows of about this many characters (always within MiniLM's 256-token window).
     # 500 beats 800, 1100 and whole abstracts on SciFact train (docs/quality.md, "Retrieval quality").
     max_chars: int = Field(500, ge=50)
     max_tokens: int = Field(256, ge=16)
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(_Finite):
     k: int = Field(10, ge=1)
     # Papers kept from each side before fusion, and chunks fetched per wanted paper on the dense side.
     candidates: int = Field(100, ge=1)
     chunks_per_paper: int = Field(8, ge=1)
     # z-score fusion, dense weight 0.6: chosen on SciFact train (bench/tune/scifact_tune.py).
     fusion: Literal["zscore", "minmax", "rrf"] = "zscore"
-    dense_weight: float = 0.6
-    rrf_k: int = 60
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
+    dense_weight: float = Field(0.6, ge=0.0, le=1.0)  # the lexical side weighs 1 - dense_weight
+    rrf_k: int = Field(60, ge=1)  # reciprocal-rank fusion divides by rrf_k + rank
+    bm25_k1: float = Field(1.2, ge=0.0)
+    bm25_b: float = Field(0.75, ge=0.0, le=1.0)
 
 
-class AskSettings(BaseModel):
+class AskSettings(_Finite):
     sources: int = Field(5, ge=1)  # abstracts given to the answerer
     max_sentences: int = Field(4, ge=1)
     # Below this cosine between the question and the best chunk the library is taken not to cover the
@@ -59,7 +67,7 @@ class AskSettings(BaseModel):
     answers_at: float = 0.60
 
 
-class EmbeddingsSettings(BaseModel):
+class EmbeddingsSettings(_Finite):
     """The embedder past the default in-process MiniLM: an OpenAI-compatible /v1/embeddings service (TEI,
     vLLM, Infinity, Ollama, llama.cpp, OpenAI), or MiniLM on a GPU."""
 
@@ -75,7 +83,7 @@ class EmbeddingsSettings(BaseModel):
     device: Literal["auto", "cpu", "cuda"] = "auto"  # in-process MiniLM: CUDA when onnxruntime-gpu sees a GPU
 
 
-class MapSettings(BaseModel):
+class MapSettings(_Finite):
     # UMAP on cosine distance; 15 neighbours and a small min_dist keep topics compact but separate.
     n_neighbors: int = 15
     min_dist: float = 0.05
@@ -109,7 +117,8 @@ class FetchSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="PAPERCHAT_", env_nested_delimiter="__", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="PAPERCHAT_", env_nested_delimiter="__", extra="ignore",
+                                      allow_inf_nan=False)
 
     home: Path = Field(default_factory=lambda: Path.home() / ".paperchat")
     library: str = "default"
@@ -136,6 +145,14 @@ class Settings(BaseSettings):
     auth_user: str | None = None
     auth_password: SecretStr | None = None
     max_upload_mb: int = Field(50, ge=1)
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _home_is_named(cls, v):
+        # PAPERCHAT_HOME= (empty) would be Path("") -- the current folder, filled with chroma/ and libraries/
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("is empty: unset it for ~/.paperchat, or name a folder")
+        return v
 
     @field_validator("home")
     @classmethod

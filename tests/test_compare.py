@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from rag.reading.citations import quote
 from rag.records import Hit, Paper
 from rag.tasks.compare_cells import ROLE_COLUMNS, clauses, pick_cells
 from rag.tasks.compare_render import render_text, to_csv, to_markdown, trim
@@ -117,6 +118,47 @@ def test_a_cell_leans_only_when_no_sentence_of_its_role_stands(rows):
             assert cell.text == cell.sentence and cell.note
 
 
+PLANTED = [("As shown in [3], attention layers forget tokens beyond their window.", "background"),
+           ("We propose a recurrent memory that extends attention, as Vaswani et al. [5].", "method"),
+           ("Memory recall improves by 12 points [2, 4] and the earth is flat [1].", "result"),
+           ("We evaluate on the long-range arena benchmark with inputs in [0, 1].", "other")]
+
+
+def test_cells_never_keep_the_abstracts_own_reference_marks():
+    """Issue 28 item 8: a table's rows are numbered [n]; an abstract's "[3]" in a cell reads as row 3."""
+    cells = pick_cells(reading(PLANTED))
+    shown = {c: cells[c].text for c in cells}
+    assert shown["problem"] == "As shown in, attention layers forget tokens beyond their window."
+    assert shown["approach"] == "We propose a recurrent memory that extends attention, as Vaswani et al."
+    assert shown["finding"] == "Memory recall improves by 12 points and the earth is flat."
+    assert shown["setting"] == "We evaluate on the long-range arena benchmark with inputs in (0, 1)."  # an interval
+    assert cells["finding"].sentence == PLANTED[2][0]  # the abstract's sentence itself, for highlighting it
+
+
+def test_markdown_and_csv_of_a_real_table_hold_no_planted_marks(tmp_path):
+    from rag.library import Library
+    from rag.library.retrieval import Filters
+    from rag.settings import Settings
+    from rag.tasks.compare import compare
+
+    f = tmp_path / "planted.jsonl"
+    f.write_text(json.dumps({"id": "p1", "title": "Recurrent memory for attention",
+                             "abstract": " ".join(s for s, _ in PLANTED)}) + "\n" + json.dumps(
+        {"id": "p2", "title": "Sparse kernels", "abstract": "Long sequences are slow to attend over. We propose "
+         "sparse kernels for attention. They run four times faster on the long-range arena benchmark."}) + "\n")
+    lib = Library(Settings(home=tmp_path / "home", embedder="minilm"))
+    lib.ingest([f], progress=False)
+    table = compare("", lib, settings=lib.settings, filters=Filters(papers=["p1", "p2"]))
+    row = next(r for r in table.rows if r.paper.paper_id == "p1")
+    stated = [row.cell(c).text for c in COLUMNS if row.cell(c).stated]
+    assert stated and not any(m in t for t in stated for m in ("[1]", "[3]", "[5]", "[2, 4]"))
+    md, sheet = to_markdown(table), to_csv(table)
+    for t in stated:
+        assert t.replace("|", "\\|") in md
+    cells_csv = [v for r in csv.DictReader(io.StringIO(sheet)) for k, v in r.items() if k in COLUMNS]
+    assert cells_csv and not any(m in v for v in cells_csv for m in ("[1]", "[3]", "[5]"))
+
+
 def test_clauses_are_substrings():
     s = "We train a model on text, which learns fast; it generalises — even to code"
     assert clauses(s) == ["We train a model on text", "which learns fast", "it generalises", "even to code"]
@@ -181,8 +223,10 @@ def test_rows_are_the_papers_a_summary_is_about(seeds_library, transport):
                 assert cell.text == NOT_STATED
                 continue
             assert cell.paper_id == row.paper.paper_id and cell.sentence in row.paper.abstract
-            # the sentence or its clause, verbatim (a main clause cut from a leaning opening: first letter raised)
-            assert cell.text in cell.sentence or cell.text[:1].lower() + cell.text[1:] in cell.sentence
+            # the sentence or its clause, verbatim (a main clause cut from a leaning opening: first letter raised),
+            # its own [n] marks dropped (rag.reading.citations.quote)
+            said = quote(cell.sentence)
+            assert cell.text in said or cell.text[:1].lower() + cell.text[1:] in said
             if c in ROLE_COLUMNS:
                 assert cell.role in ROLE_COLUMNS[c], (c, cell.role)
         role_cells = [row.cell(c).sentence for c in ROLE_COLUMNS if row.cell(c).stated]

@@ -358,3 +358,67 @@ def test_bad_settings_are_one_clear_line(cli_home, tmp_path, monkeypatch, capsys
     monkeypatch.setenv("PAPERCHAT_LIBRARY", "my library!")
     assert main(["stats"]) == 2
     assert "must start with a letter or digit and hold only letters, digits" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("var, value, said", [
+    ("PAPERCHAT_HOME", "", "bad setting PAPERCHAT_HOME: is empty: unset it for ~/.paperchat, or name a folder"),
+    ("PAPERCHAT_RETRIEVAL__RRF_K", "-1", "bad setting PAPERCHAT_RETRIEVAL__RRF_K: Input should be greater than or equal to 1"),
+    ("PAPERCHAT_RETRIEVAL__DENSE_WEIGHT", "nan", "bad setting PAPERCHAT_RETRIEVAL__DENSE_WEIGHT: Input should be a finite number"),
+    ("PAPERCHAT_RETRIEVAL__DENSE_WEIGHT", "1.5", "PAPERCHAT_RETRIEVAL__DENSE_WEIGHT: Input should be less than or equal to 1"),
+    ("PAPERCHAT_ASK__ABSTAIN_BELOW", "inf", "bad setting PAPERCHAT_ASK__ABSTAIN_BELOW: Input should be a finite number"),
+])
+def test_settings_that_would_misbehave_are_refused_in_one_line(cli_home, tmp_path, monkeypatch, capsys, var, value, said):
+    """Issue 28 item 14: an empty home wrote chroma/ into the current folder; rrf_k=-1 divided by zero; nan
+    weights printed [nan] scores."""
+    from rag.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PAPERCHAT_HOME", str(cli_home))
+    monkeypatch.setenv(var, value)
+    assert main(["search", "graph colouring"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "chroma").exists() and not (tmp_path / "libraries").exists()
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["compare", "attention", "--k", "10000000"], "argument --k: must be at most 100 (rows in one table), got 10000000"),
+    (["search", "attention", "--k", "10000000"], "argument --k: must be at most 1000 (results in one search)"),
+    (["cite", "attention helps", "--k", "5000"], "argument --k: must be at most 100"),
+])
+def test_k_has_an_upper_bound_said_in_one_line(cli_home, capsys, argv, said):
+    """Issue 28 item 11: `compare attention --k 10000000` ran 55 s and took 1.96 GB."""
+    from rag.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_library_calls_refuse_a_k_past_the_cap(fake_library):
+    from rag.errors import UserError
+    from rag.library.retrieval import search
+    from rag.tasks.compare import compare
+
+    with pytest.raises(UserError, match="must be at most 1000"):
+        search(fake_library, "attention", k=10**7)
+    with pytest.raises(UserError, match="from 1 to 100"):
+        compare("attention", fake_library, settings=fake_library.settings, k=10**7)
+
+
+def test_a_huge_title_is_cut_and_said_and_chunks_stay_small(fake_library, tmp_path):
+    """Issue 28 item 10: a 200,000-character title was copied into each of a record's chunks (5 GB, 126 s)."""
+    sentences = " ".join(f"Sentence {i} reports a measured gain of {i} points." for i in range(60))
+    title = "Deep " + "very " * 4000 + "networks"  # 20,013 characters (the probe's was 200,000)
+    f = tmp_path / "huge-title.jsonl"
+    f.write_text(json.dumps({"id": "t1", "title": title, "abstract": sentences}) + "\n"
+                 + json.dumps({"id": "t2", "title": "A normal title", "abstract": "A normal abstract."}) + "\n")
+    r = fake_library.ingest([f], progress=False)
+    assert (r.added, r.rejected) == (2, 0)
+    assert r.notes == ["huge-title.jsonl: record 1: title cut to 299 characters (it had 20,013; the limit is 300)"]
+    stored = fake_library.catalogue["t1"]["title"]
+    assert stored.startswith("Deep very very") and stored.endswith("very…") and len(stored) <= 301
+    assert fake_library.catalogue["t2"]["title"] == "A normal title"
+    texts = fake_library.collections.chunks.get(include=["documents"])["documents"]
+    assert max(len(t) for t in texts) <= 2 * fake_library.settings.chunk.max_chars
+    assert fake_library.ingest([f], progress=False).unchanged == 2  # the same cut each time: nothing changes

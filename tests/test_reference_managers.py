@@ -475,3 +475,36 @@ def test_cli_scopes_search_ask_summarise_and_cite(zotero_library, capsys, monkey
         out = json.loads(capsys.readouterr().out)
         found = [c["title"] for key in ("citations", "evidence", "nearest") for c in out.get(key, [])]
         assert found and set(found) == {"Deep learning"}, (cmd, out)
+
+
+def _deep_zotero(path: Path, depth: int, first_name=b"Yann") -> Path:
+    """One paper in the deepest of `depth` nested collections, its author's first name stored as a BLOB."""
+    make_zotero(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE creators SET firstName = ? WHERE creatorID = 1", (first_name,))
+    con.executemany("INSERT INTO collections (collectionID, collectionName, parentCollectionID, libraryID, key) "
+                    "VALUES (?, ?, ?, 1, ?)", [(100 + i, f"Level {i}", 100 + i - 1 if i else None, f"DEEP{i}")
+                                               for i in range(depth)])
+    con.execute("INSERT INTO collectionItems VALUES (?, 1, 1)", (100 + depth - 1,))
+    con.commit()
+    con.close()
+    return path
+
+
+def test_zotero_deep_collections_cost_their_depth_once_and_blobs_read_as_text(tmp_path):
+    """Issue 28 item 9: 12,000 nested collections cost 1.49 GB (every path rebuilt from the root); a BLOB
+    firstName gave `TypeError ... bytes found` from zotero.py _read."""
+    import tracemalloc
+
+    db = _deep_zotero(tmp_path / "zotero.sqlite", 3000)
+    tracemalloc.start()
+    papers, bad = load(db)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    a = next(p for p in papers if p.title == "Deep learning")
+    assert a.authors == ["Yann LeCun", "Geoffrey E. Hinton"]  # the BLOB read as the text it holds
+    deep = next(c for c in a.collections if c.endswith("Level 2999"))
+    parts = deep.split(" / ")
+    assert parts[0] == "…" and parts[1:] == [f"Level {i}" for i in range(3000 - 31, 3000)]  # the 31 nearest
+    assert "Thesis / Related work" in a.collections  # shallow paths are whole
+    assert peak < 40 << 20, f"{peak / 2**20:.0f} MB"  # 3,000 full paths would be ~150 MB of strings

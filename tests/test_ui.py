@@ -224,3 +224,57 @@ def test_readme_says_what_the_ui_login_is():
     readme = "\n".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
     assert not re.search(r"\bbasic auth\b(?!entication)", readme, re.IGNORECASE)  # it is not HTTP Basic auth
     assert "login form" in readme and "HTTP Basic" in readme
+
+
+def test_an_unload_for_someone_elses_session_deletes_nothing(tmp_path):
+    """Issue 28 item 15: Gradio's heartbeat route (no login asked) runs the unload handler for any session
+    hash it is given; only the signed-in user the session belongs to ends it."""
+    from types import SimpleNamespace
+
+    from ui.chattab import ChatTab
+
+    chat = ChatTab(library=None, settings=None, export_root=tmp_path, header=lambda: "")
+    alice = SimpleNamespace(session_hash="alice-session", username="alice")
+    folder = chat.session_dir(alice)
+    (folder / "paperchat-answer-x.md").write_text("alice's export")
+    chat.drop_session(SimpleNamespace(session_hash="alice-session", username=None))  # the heartbeat, no cookie
+    chat.drop_session(SimpleNamespace(session_hash="alice-session", username="mallory"))
+    chat.drop_session(SimpleNamespace(session_hash="never-seen", username=None))
+    assert (folder / "paperchat-answer-x.md").read_text() == "alice's export"
+    assert not (tmp_path / "sessions").exists() or len(list((tmp_path / "sessions").iterdir())) == 1
+    chat.drop_session(alice)  # her own page closing
+    assert not folder.exists()
+
+
+@pytest.mark.timeout(240)
+def test_sigterm_to_serve_removes_the_session_export_folders(tmp_path):
+    """Issue 28 item 15: SIGTERM (systemd, docker stop) left /tmp/paperchat-ui-* behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    port = free_port()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PAPERCHAT_HOME": str(tmp_path / "home"), "PAPERCHAT_EMBEDDER": "fake"}
+    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert [p.name for p in tmp.glob("paperchat-ui-*")], "the server made no export folder"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not list(tmp.glob("paperchat-ui-*")), "export folders left behind"
+    assert "Traceback" not in err and proc.returncode == 0, err[-2000:]

@@ -15,7 +15,10 @@ import contextlib
 import json
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -164,6 +167,10 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860, seed: b
     demo.queue(default_concurrency_limit=8)
     if not quiet:
         print(f"paperchat: answerer: {describe(settings)}")
+    if not prevent_thread_lock and threading.current_thread() is threading.main_thread():
+        # SIGTERM (systemd, docker stop, kill) ends the process without running atexit, leaving the session
+        # export folders behind: make it the same orderly exit as Ctrl-C (the cleanup runs at exit).
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     demo.launch(prevent_thread_lock=prevent_thread_lock, quiet=quiet, inbrowser=False,
                 **launch_options(settings, demo, host, port))
     return demo

@@ -66,18 +66,29 @@ class ChatTab:
         self.settings = settings
         self.export_root = export_root
         self.header = header
+        self.owners: dict[str, str | None] = {}  # session hash -> the signed-in user whose exports it holds
 
     # -- sessions -------------------------------------------------------------------
 
+    def _dir_of(self, sid: str) -> Path:
+        return self.export_root / "sessions" / hashlib.sha256(sid.encode()).hexdigest()[:20]
+
     def session_dir(self, request: gr.Request | None) -> Path:
         sid = getattr(request, "session_hash", None) or "anonymous"
-        d = self.export_root / "sessions" / hashlib.sha256(sid.encode()).hexdigest()[:20]
+        self.owners.setdefault(sid, getattr(request, "username", None))
+        d = self._dir_of(sid)
         d.mkdir(parents=True, exist_ok=True)
         return d
 
     def drop_session(self, request: gr.Request) -> None:
-        if request is not None and getattr(request, "session_hash", None):
-            shutil.rmtree(self.session_dir(request), ignore_errors=True)
+        """The session's exports removed when its page goes. Gradio calls this from its heartbeat route, which
+        asks for no login: only the user the session belongs to (as the request says who is signed in) ends
+        it, so a session hash alone cannot delete someone's exports (they go when the server stops)."""
+        sid = getattr(request, "session_hash", None) if request is not None else None
+        if not sid or sid not in self.owners or self.owners[sid] != getattr(request, "username", None):
+            return
+        del self.owners[sid]
+        shutil.rmtree(self._dir_of(sid), ignore_errors=True)
 
     # -- asking ---------------------------------------------------------------------
 

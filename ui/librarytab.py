@@ -205,7 +205,8 @@ class LibraryTab:
             if len(report.rejections) > len(shown):
                 lines.append(f"- … and {len(report.rejections) - len(shown)} more")
         if report.notes:
-            lines += ["", "Repeated records (each kept once):"] + [f"- {md(n)}" for n in report.notes[:20]]
+            # repeats, titles cut, and records whose paper another file shows with its own text (rag.library.sources)
+            lines += ["", "Notes:"] + [f"- {md(n)}" for n in report.notes[:20]]
         return "\n".join(lines)
 
     # -- layout and events ----------------------------------------------------------

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rag.settings import MAX_K
+from rag.tasks.comparison import MAX_ROWS
+
 
 def positive(text: str) -> int:
     try:
@@ -14,6 +17,16 @@ def positive(text: str) -> int:
     if k < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (how many results to show), got {k}")
     return k
+
+
+def at_most(most: int, what: str):
+    """A --k type: a whole number from 1 to `most` (a search for ten million results cost 55 s and 2 GB)."""
+    def k_type(text: str) -> int:
+        k = positive(text)
+        if k > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most} ({what}), got {k}")
+        return k
+    return k_type
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="find papers")
     p.add_argument("query")
-    p.add_argument("--k", type=positive, default=10)
+    p.add_argument("--k", type=at_most(MAX_K, "results in one search"), default=10)
     add_filters(p)
     p.add_argument("--json", action="store_true")
 
@@ -96,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="a literature table: each paper's problem, approach, finding and setting, cited")
     p.add_argument("topic", nargs="?", default="", help="the topic (optional with --papers)")
     add_filters(p)
-    p.add_argument("--k", type=positive, default=15, help="papers at most (default 15)")
+    p.add_argument("--k", type=at_most(MAX_ROWS, "rows in one table"), default=15,
+                   help=f"papers at most (default 15, at most {MAX_ROWS})")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="rows and cells in full (sentence, role, score, paper id)")
     fmt.add_argument("--csv", action="store_true", help="the table as CSV")
@@ -108,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cite", help="abstracts that support or contradict a claim")
     p.add_argument("claim")
     add_filters(p)
-    p.add_argument("--k", type=positive, default=5)
+    p.add_argument("--k", type=at_most(MAX_ROWS, "abstracts weighed against one claim"), default=5)
     p.add_argument("--json", action="store_true")
     add_exports(p)
 

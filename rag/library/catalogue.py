@@ -156,9 +156,9 @@ def _save_people(index: PeopleIndex, path: Path | None) -> None:
 
 
 def paper_meta(p: Paper, n_chunks: int, source_id: str = "", source_path: str = "", also_in: str = "[]",
-               roles: str = "", roles_model: str = "") -> dict:
+               roles: str = "", roles_model: str = "", also_at: str = "{}") -> dict:
     """A paper's record metadata as stored in Chroma (and kept in the catalogue). "source" is the file name
-    shown to users; source_id / source_path / also_in say which sources hold it (rag.library.sources); `roles` is
+    shown to users; source_id / source_path / also_in / also_at say which sources hold it (rag.library.sources); `roles` is
     rag.reading.roles.encode of its sentences' roles (a record written before roles were has no "roles" key) and
     `roles_model` the classifier that gave them (rag.reading.roles.model_id)."""
     meta = {
@@ -166,6 +166,7 @@ def paper_meta(p: Paper, n_chunks: int, source_id: str = "", source_path: str = 
         "year": p.year or 0, "venue": p.venue, "url": p.url, "source": p.source, "position": p.position,
         "hash": p.content_hash, "n_chunks": n_chunks, "roles": roles, "roles_model": roles_model,
         "source_id": source_id or p.source, "source_path": source_path, "also_in": also_in,
+        "also_at": also_at,
     }
     # Only when present: records from the other formats keep exactly the metadata they had.
     if p.keywords:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rag.loaders._io import MAX_TITLE_CHARS
 from rag.records import Chunk, Paper
 from rag.reading.sentences import split_sentences
 
 
 def chunk_prefix(paper: Paper) -> str:
     # The title gives every window the paper's topic (a measured lift on SciFact, see docs/quality.md).
-    return f"{paper.title}. " if paper.title and not paper.title_derived else ""
+    # At most MAX_TITLE_CHARS of it, whatever a record stored before titles were capped holds.
+    return f"{paper.title[:MAX_TITLE_CHARS]}. " if paper.title and not paper.title_derived else ""
 
 
 def _windows(sentences: list[str], fits: Callable[[list[str]], bool]) -> list[list[str]]:

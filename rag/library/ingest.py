@@ -8,7 +8,6 @@ after the last, so every reader's caches notice any change, finished or not.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -30,8 +29,8 @@ from rag.library.recut import rebuild_chunks
 from rag.records import Chunk, Paper, Rejection
 from rag.reading.roles import model_id, role_sentences, roles_current, roles_to_store
 from rag.settings import Settings
-from rag.library.sources import (LINEAGE_PEEK, Repeats, SourceIndex, leaving, owner, owners, peek, still_named, stored_id,
-                      with_owners)
+from rag.library.sources import (LINEAGE_PEEK, Repeats, SourceIndex, also_at, co_holders, entry, fields, joining,
+                                 keep_versions, leaving, owner, peek, still_named, stored_id)
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +44,7 @@ class IngestReport(BaseModel):
     removed: int = 0
     rejected: int = 0
     duplicates: int = 0  # repeats of a record within one file: kept once, not an error
+    held_apart: int = 0  # records of a paper another source holds with other text: that text stays shown
     rejections: list[Rejection] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # one line per repeated record
     seconds: float = 0.0
@@ -52,7 +52,8 @@ class IngestReport(BaseModel):
     def summary(self) -> str:
         return (f"added {self.added}, updated {self.updated}, unchanged {self.unchanged}, "
                 f"rejected {self.rejected}" + (f", removed {self.removed}" if self.removed else "")
-                + (f", repeated {self.duplicates} (kept once)" if self.duplicates else ""))
+                + (f", repeated {self.duplicates} (kept once)" if self.duplicates else "")
+                + (f", held apart {self.held_apart} (another file's text is shown)" if self.held_apart else ""))
 
 
 def retitled_only(old: dict, p: Paper) -> bool:
@@ -66,6 +67,20 @@ def chunking_of(settings: Settings) -> str:
     """How chunks are cut under these settings, as the library records it."""
     cs = settings.chunk
     return f"{cs.max_chars} chars/{cs.max_tokens} tokens"
+
+
+def held_too(p: Paper, old: dict, source_id: str, source_path: str, report: IngestReport) -> bool:
+    """Another source's paper that this one holds too: that source's text stays shown, this file's own version
+    is kept beside it (rag.library.sources, holders). Counted into `report`; True if its entry is to be written."""
+    mine = entry(p, source_path, str(old.get("hash", "")))
+    if "paper" in mine:
+        report.held_apart += 1
+        report.notes.append(f"{p.source}: record {p.position} ({p.paper_id}) differs from the version "
+                            f"{old.get('source') or owner(old)} holds, which stays shown; this file's is "
+                            f"kept for when that file no longer holds it")
+    else:
+        report.unchanged += 1
+    return also_at(old).get(source_id) != mine
 
 
 class Ingestor:
@@ -92,6 +107,7 @@ class Ingestor:
         from tqdm import tqdm
 
         from rag.loaders import discover, estimate_records, load_file
+        from rag.loaders.common import cap_titles
 
         t0 = time.perf_counter()
         report = IngestReport()
@@ -135,7 +151,7 @@ class Ingestor:
                     progressed(plan.size)
 
             def write(batch: list[Paper], sid: str, where: str) -> None:
-                sources.add(sid, where, [p.content_hash for p in batch])
+                sources.add(sid, where, batch)
                 plan = self.plan(batch, report, ahead.planned(), sid, where)
                 if plan is None:  # nothing new in it
                     progressed(len(batch))
@@ -153,9 +169,10 @@ class Ingestor:
                     seen: set[str] = set()  # stored ids the file holds, and those its refused records name
                     unread = good = 0
                     batch: list[Paper] = []
-                    items, head = peek(load_file(path, fields), LINEAGE_PEEK)
-                    sid, where = sources.identify(path, [p for p in head if isinstance(p, Paper)], source,
-                                                  remember_paths)
+                    items, head = peek(cap_titles(load_file(path, fields), report.notes), LINEAGE_PEEK)
+                    sid, where = sources.identify(path, [p for p in head if isinstance(p, Paper)], source, remember_paths,
+                                                  lambda f=path: {p.content_hash for p in cap_titles(load_file(f, fields), [])
+                                                                  if isinstance(p, Paper)})
                     repeats = Repeats(path.name)
                     for item in items:
                         if isinstance(item, Rejection):
@@ -164,8 +181,11 @@ class Ingestor:
                             unread += not item.read
                             seen.update(still_named(item, sid))
                             continue
-                        item.paper_id = stored_id(item, sid, cat.entries)
-                        if repeats.seen(item.paper_id, item.position):
+                        item.paper_id = stored_id(item, sid, cat.entries, sources.same_record(item))
+                        if repeats.seen(item.paper_id, item.position, item.content_hash):
+                            if (clash := repeats.clash(item.paper_id, item)) is not None:
+                                report.rejections.append(clash)  # another record under an id already used
+                                report.rejected += 1
                             continue  # a copy of a record earlier in this file: the first is kept
                         good += 1
                         seen.add(item.paper_id)
@@ -179,12 +199,13 @@ class Ingestor:
                     report.duplicates += repeats.count
                     report.notes += repeats.notes()
                     if good and not unread:  # a record it could not read might be any: then none leaves
-                        kept, gone = leaving(cat.entries, sid, seen)
-                        if gone or kept:
+                        kept, rewritten, gone = leaving(cat.entries, sid, seen)
+                        if gone or kept or rewritten:
                             if not changed:
                                 cat.set_generation(gen_dirty)
                                 changed = True
                             self.update_metas(kept)
+                            self.write_versions(rewritten, sid)
                             self.delete_papers(gone)
                             report.removed += len(gone)
             finally:
@@ -195,6 +216,17 @@ class Ingestor:
                     cat.refresh()
         report.seconds = time.perf_counter() - t0
         return report
+
+    def write_versions(self, versions: list[tuple[Paper, str, str]], leaving: str) -> None:
+        """Papers `leaving` (a source) let go of, written as the next holder has them: its own text, chunks
+        and record (rag.library.sources). Call with the generation already dirty."""
+        by_holder: dict[tuple[str, str], list[Paper]] = {}
+        for p, sid, where in versions:
+            by_holder.setdefault((sid, where), []).append(p)
+        for (sid, where), papers in by_holder.items():
+            for s in range(0, len(papers), BATCH):
+                part = papers[s : s + BATCH]
+                self.commit(Plan(len(part), part, [], [], sid, where, self._cut, self._embed, dropping=leaving), "", True)
 
     def update_metas(self, metas: dict[str, dict]) -> None:
         """Rewrite records' metadata only (no vectors, no chunks): co-owners joining or leaving."""
@@ -216,12 +248,15 @@ class Ingestor:
         cat = self.catalogue.entries
         todo: dict[str, Paper] = {}
         moved: list[Paper] = []
-        joined: list[str] = []  # papers another source added that this one holds too
+        joined: list[Paper] = []  # papers another source shows that this one holds too (its entry to write)
         for p in batch:
             old = pending.get(p.paper_id) or cat.get(p.paper_id)
             if old is None and p.paper_id not in todo:
                 report.added += 1
                 todo[p.paper_id] = p
+            elif old is not None and source_id and owner(old) != source_id and p.paper_id not in todo:
+                if held_too(p, old, source_id, source_path, report):
+                    joined.append(p)
             elif old is not None and old.get("hash") != p.content_hash and not retitled_only(old, p):
                 report.updated += 1
                 todo[p.paper_id] = p
@@ -238,8 +273,6 @@ class Ingestor:
                                                 or old.get("source_id") != source_id
                                                 or old.get("source_path", "") != source_path or not roles_current(old)):
                     moved.append(p)
-                elif source_id and source_id not in owners(old):
-                    joined.append(p.paper_id)
         if not todo and not moved and not joined:
             return None
         return Plan(len(batch), list(todo.values()), moved, joined, source_id, source_path, self._cut, self._embed)
@@ -270,8 +303,8 @@ class Ingestor:
         except EndpointFailed as exc:  # nothing of this batch is written yet: say what is kept
             raise LibraryError(f"{exc}; ingest stopped before writing the batch under way: the library holds "
                                f"{len(cat)} papers, each whole, and running the same ingest again carries on") from None
-        joined = {pid: with_owners(cat[pid], owners(cat[pid]) + [source_id]) for pid in plan.joined
-                  if pid in cat and source_id not in owners(cat[pid])}
+        joined = {p.paper_id: joining(cat[p.paper_id], source_id, entry(p, source_path, str(cat[p.paper_id].get("hash"))))
+                  for p in plan.joined if p.paper_id in cat and owner(cat[p.paper_id]) != source_id}
         if joined:
             if not dirty:
                 self.catalogue.set_generation(gen_dirty)
@@ -283,6 +316,10 @@ class Ingestor:
             return bool(joined)
         if not dirty:
             self.catalogue.set_generation(gen_dirty)
+        # Co-holders that held the text being replaced keep it as their own version (rag.library.sources).
+        keep = [pid for pid in todo if pid in cat and cat[pid].get("hash") != todo[pid].content_hash
+                and any("paper" not in e for e in co_holders(cat[pid], source_id, plan.dropping).values())]
+        old = self.catalogue.get_papers(keep, refresh=False) if keep else {}
         # Drop the chunks of the versions being replaced (an edit can leave fewer chunks than before).
         stale = [f"{pid}#{i}" for pid in todo if pid in cat for i in range(int(cat[pid].get("n_chunks", 0)))]
         # An edited paper's record goes first: new chunks overwrite the old ones in place, so a crash
@@ -302,11 +339,15 @@ class Ingestor:
                             "year": todo[c.paper_id].year or 0} for c in part],
             )
         recs = papers + moved
-        def also(pid: str) -> str:  # every other source that holds it stays a holder
-            return json.dumps([s for s in owners(cat[pid]) if s != source_id] if pid in cat else [])
+        def also(p: Paper) -> dict[str, str]:  # every other source that holds it stays a holder, with its version
+            at = co_holders(cat[p.paper_id], source_id, plan.dropping) if p.paper_id in cat else {}
+            if p.paper_id in old:
+                at = keep_versions(at, old[p.paper_id], p.content_hash)
+            return fields(at)
         roles = roles_to_store(recs, cat, todo, CachedEmbedder(self.embedder, self.cache))  # (rag.reading.roles)
         metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0))),
-                            source_id, source_path, also(p.paper_id), roles[p.paper_id], model_id()) for p in recs]
+                            source_id, source_path, roles=roles[p.paper_id], roles_model=model_id(), **also(p))
+                 for p in recs]
         self.cols.papers.upsert(ids=[p.paper_id for p in recs], embeddings=[[1.0]] * len(recs),
                                 documents=[p.abstract for p in recs], metadatas=metas)
         # Copy-on-write: readers in other threads may be iterating the current catalogue.

@@ -36,11 +36,12 @@ class Plan:
     size: int
     papers: list[Paper]
     moved: list[Paper]
-    joined: list[str]
+    joined: list[Paper]
     source_id: str
     source_path: str
     cut: Callable[[list[Paper]], Cut]
     embed: Callable[[Cut], np.ndarray]
+    dropping: str = ""  # a source letting go of these papers (its version gives way to this source's own)
     _future: Future | None = field(default=None, repr=False)
     _cut: Cut | None = field(default=None, repr=False)
 

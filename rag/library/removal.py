@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from rag.library.collections import DIRTY
 from rag.errors import UserError
-from rag.library.sources import leaving, owners
+from rag.library.sources import holdings, leaving
 
 
 class SourceSummary(BaseModel):
@@ -66,22 +66,20 @@ def source_summaries(catalogue: Mapping[str, Mapping]) -> list[SourceSummary]:
     """Every source the catalogue names (owners and co-owners), with its counts, by name then id."""
     found: dict[str, SourceSummary] = {}
     for m in catalogue.values():
-        holders = owners(m)
-        for i, sid in enumerate(holders):
+        holders = holdings(m)
+        for sid, name, where, _ in holders:
             s = found.get(sid)
             if s is None:
-                s = found[sid] = SourceSummary(source_id=sid, name=sid.split("~", 1)[0])
+                s = found[sid] = SourceSummary(source_id=sid, name=name)
             s.papers += 1
             s.shared += len(holders) > 1
-            if i == 0:
-                s.name = str(m.get("source") or s.name)
-                s.path = s.path or str(m.get("source_path") or "")
+            s.path = s.path or where
     return sorted(found.values(), key=lambda s: (s.name.lower(), s.source_id))
 
 
 def resolve_source(catalogue: Mapping[str, Mapping], given: str) -> SourceSummary:
-    """The source `given` names: its id, the path it was read from, or its file name when only one
-    source has that name. UserError (naming the candidates) otherwise."""
+    """The source `given` names: its id, the path it was read from (a path names that file only), or its
+    file name when only one source has that name. UserError (naming the candidates) otherwise."""
     given = (given or "").strip()
     if not given:
         raise UserError("--source needs a name: a file name, a path or a source id (`paperchat sources` lists them)")
@@ -89,20 +87,29 @@ def resolve_source(catalogue: Mapping[str, Mapping], given: str) -> SourceSummar
     for s in every:
         if s.source_id == given:
             return s
-    with contextlib.suppress(OSError, ValueError):
-        where = str(Path(given).expanduser().resolve())
+    base = Path(given).name
+    named = [s for s in every if s.name == base or s.name.lower() == base.lower()]
+    if base != given:  # a path: the file read from there, never another file that has its name
+        where = given
+        with contextlib.suppress(OSError, ValueError):
+            where = str(Path(given).expanduser().resolve())
         at = [s for s in every if s.path == where]
         if len(at) == 1:
             return at[0]
-    base = Path(given).name
-    named = [s for s in every if s.name == base or s.name.lower() == base.lower()]
+        raise UserError(f"no source of this library was read from {where}" + (
+            "; sources named " + repr(base) + ": " + ", ".join(_candidate(s) for s in named)
+            + " (give one of their ids)" if named else ""))
     if len(named) == 1:
         return named[0]
     if named:
         raise UserError(f"{len(named)} sources are named {base!r}; give one of their ids: "
-                        + ", ".join(f"{s.source_id} ({s.papers} papers{', ' + s.path if s.path else ''})" for s in named))
+                        + ", ".join(_candidate(s) for s in named))
     shown = ", ".join(repr(s.name) for s in every[:10]) + (f" and {len(every) - 10} more" if len(every) > 10 else "")
     raise UserError(f"no source {given!r} in this library" + (f"; its sources: {shown}" if every else " (it is empty)"))
+
+
+def _candidate(s: SourceSummary) -> str:
+    return f"{s.source_id} ({s.papers} papers, {s.path or 'no path: uploaded or read before paths were kept'})"
 
 
 class Remover:
@@ -118,13 +125,13 @@ class Remover:
 
     def remove(self, ids: Iterable[str]) -> RemoveReport:
         want = list(dict.fromkeys(str(i).strip() for i in ids if str(i).strip()))
-        return self._run(lambda cat: ([p for p in want if p in cat], {}, [p for p in want if p not in cat], None))
+        return self._run(lambda cat: ([p for p in want if p in cat], {}, [], [p for p in want if p not in cat], None))
 
     def remove_source(self, given: str) -> RemoveReport:
         def plan(cat):
             src = resolve_source(cat, given)
-            kept, gone = leaving(cat, src.source_id, set())  # as ingest drops what a file no longer holds
-            return gone, kept, [], src
+            kept, rewritten, gone = leaving(cat, src.source_id, set())  # as ingest drops what a file no longer holds
+            return gone, kept, rewritten, [], src
         return self._run(plan)
 
     def _run(self, plan) -> RemoveReport:
@@ -142,17 +149,20 @@ class Remover:
                     cat.set_generation(f"{DIRTY}-{uuid.uuid4().hex}")
                     changed = True
                     self.ingestor.sweep_orphans()
-                gone, kept, missing, src = plan(cat.entries)
-                if gone or kept:
+                gone, kept, rewritten, missing, src = plan(cat.entries)
+                if gone or kept or rewritten:
                     if not changed:
                         cat.set_generation(f"{DIRTY}-{uuid.uuid4().hex}")
                         changed = True
                     self.ingestor.update_metas(kept)
+                    # the next holder's own text, where it differs (rag.library.sources)
+                    self.ingestor.write_versions(rewritten, src.source_id if src else "")
                     for s in range(0, len(gone), PART):
                         self.ingestor.delete_papers(gone[s : s + PART])
             finally:
                 if changed:
                     cat.set_generation(uuid.uuid4().hex)
                     cat.refresh()
-        return RemoveReport(removed=gone, kept=sorted(kept), not_found=missing, source=src,
+        return RemoveReport(removed=gone, kept=sorted([*kept, *(p.paper_id for p, _, _ in rewritten)]),
+                            not_found=missing, source=src,
                             papers=len(cat.entries), seconds=time.perf_counter() - t0)

@@ -10,6 +10,7 @@ from pydantic import BaseModel, model_validator
 from rag.errors import UserError
 from rag.library.library import Library
 from rag.records import Hit
+from rag.settings import MAX_K
 
 
 class Filters(BaseModel):
@@ -72,6 +73,8 @@ class Filters(BaseModel):
 def check_k(k: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise UserError(f"k (how many results) must be a whole number of at least 1; got {k!r}")
+    if k > MAX_K:
+        raise UserError(f"k (how many results) must be at most {MAX_K}; got {k}")
 
 
 def _pool(hits: list[tuple[str, str, float]]) -> dict[str, tuple[float, str]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 MAX_RECORD_BYTES = 4_000_000  # one line / record; an abstract is a few KB, so this only stops pathology
+MAX_TITLE_CHARS = 300  # longest of 87,691 paperlists titles: 217; past this a title is cut (and said), not refused
 MAX_ABSTRACT_CHARS = 20_000  # longest of 87,691 paperlists abstracts: 16,262; longer is a pasted paper or an attack
 # gzip: read at most this many times the compressed size (text compresses 3-10x; paperlists.jsonl.gz 3.3x;
 # a bomb 1000x), and never less than the floor, so small honest files are never refused.

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from rag.records import Rejection, normalise_text, text_hash
-from rag.loaders._io import MAX_ABSTRACT_CHARS
+from rag.records import Paper, Rejection, normalise_text, text_hash
+from rag.loaders._io import MAX_ABSTRACT_CHARS, MAX_TITLE_CHARS
 
 # Only real inline HTML formatting is removed: abstracts legitimately contain "<object>" or "</s>".
 _HTML_TAG = re.compile(
@@ -31,6 +32,8 @@ def clean_text(value: Any) -> str:
     LaTeX and everything else is kept as written."""
     if value is None:
         return ""
+    if isinstance(value, (bytes, bytearray)):  # a BLOB where text belongs (a damaged or forged Zotero database)
+        value = bytes(value).decode("utf-8", errors="replace")
     if isinstance(value, list):  # e.g. SciFact's abstract as a list of sentences
         value = " ".join(str(v) for v in value if isinstance(v, (str, int, float)))
     text = str(value)
@@ -41,6 +44,20 @@ def clean_text(value: Any) -> str:
     if not text.isascii():  # (a C-speed check: most fields are ASCII and skip the second pass)
         text = _INVISIBLE.sub("", text)
     return normalise_text(_CONTROL.sub(" ", text))
+
+
+def cap_titles(items: Iterator, notes: list[str]) -> Iterator:
+    """The loader's stream with every title longer than MAX_TITLE_CHARS cut there (at a word where one is
+    near), each cut said in `notes`: a title is copied into every chunk of its paper, so a 200,000-character
+    one cost 5 GB and two minutes for one record."""
+    for item in items:
+        if isinstance(item, Paper) and len(item.title) > MAX_TITLE_CHARS:
+            cut = item.title[:MAX_TITLE_CHARS]
+            cut = cut.rsplit(" ", 1)[0] if " " in cut[MAX_TITLE_CHARS // 2 :] else cut
+            notes.append(f"{item.source}: record {item.position}: title cut to {len(cut):,} characters "
+                         f"(it had {len(item.title):,}; the limit is {MAX_TITLE_CHARS})")
+            item.title = cut.rstrip() + "…"
+        yield item
 
 
 def abstract_too_long(abstract: str) -> str:

@@ -135,8 +135,8 @@ def _read(con: sqlite3.Connection) -> list[dict] | None:
             f"SELECT d.itemID, f.fieldName, v.value FROM itemData d JOIN fields f ON f.fieldID = d.fieldID "
             f"JOIN itemDataValues v ON v.valueID = d.valueID WHERE f.fieldName IN ({', '.join('?' * len(_FIELDS))})",
             _FIELDS):
-        if iid in items:
-            items[iid]["fields"][name] = value
+        if iid in items:  # a BLOB or number where Zotero keeps text is read as text, never a traceback
+            items[iid]["fields"][name] = clean_text(value) if name != "extra" else _plain(value)
     if {"creators", "itemCreators"} <= tables:
         kind = ("ct.creatorType", "LEFT JOIN creatorTypes ct ON ct.creatorTypeID = ic.creatorTypeID") \
             if "creatorTypes" in tables else ("''", "")
@@ -145,8 +145,9 @@ def _read(con: sqlite3.Connection) -> list[dict] | None:
                 f"JOIN creators c ON c.creatorID = ic.creatorID {kind[1]} ORDER BY ic.itemID, ic.orderIndex"):
             if iid in items:
                 # fieldMode 1: one-field name (an institution), kept whole in lastName.
+                first, last = clean_text(first), clean_text(last)
                 name = last if mode == 1 else " ".join(x for x in (first, last) if x)
-                items[iid]["creators"].append((clean_text(name), role or ""))
+                items[iid]["creators"].append((name, clean_text(role)))
     if {"collections", "collectionItems"} <= tables:
         paths = _collection_paths(con, tables)
         for cid, iid in con.execute("SELECT collectionID, itemID FROM collectionItems ORDER BY orderIndex"):
@@ -159,25 +160,41 @@ def _read(con: sqlite3.Connection) -> list[dict] | None:
     return list(items.values())
 
 
+def _plain(value) -> str:
+    """A field kept with its line breaks (Extra: one `Key: value` a line), as text whatever SQLite holds."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return "" if value is None else str(value)
+
+
+MAX_COLLECTION_DEPTH = 32  # names of a collection's path at most (its nearest parents): 12,000 levels cost 1.5 GB
+
+
 def _collection_paths(con: sqlite3.Connection, tables: set[str]) -> dict[int, str]:
-    """Collection id -> "Parent / Child" (collections in the trash left out)."""
+    """Collection id -> "Parent / Child" (collections in the trash, or under one, left out). A path deeper
+    than MAX_COLLECTION_DEPTH keeps its nearest names, after "…": every collection's path is built from
+    its parent's, so the cost is the collections times that depth, not the depth squared."""
     rows = {cid: (clean_text(name), parent) for cid, name, parent in
             con.execute("SELECT collectionID, collectionName, parentCollectionID FROM collections")}
     deleted = set()
     if "deletedCollections" in tables:
         deleted = {r[0] for r in con.execute("SELECT collectionID FROM deletedCollections")}
-    out = {}
+    names: dict[int, tuple[str, ...] | None] = {}  # None: in the trash, or in a parent loop
     for cid in rows:
-        names, seen, at = [], set(), cid
-        while at in rows and at not in seen:  # `seen`: a parent loop in a damaged database ends here
-            seen.add(at)
-            if at in deleted:
-                break
-            names.append(rows[at][0])
+        chain, on_chain, at = [], set(), cid
+        while at in rows and at not in names and at not in on_chain:  # the ancestors not yet known, nearest first
+            chain.append(at)
+            on_chain.add(at)
             at = rows[at][1]
-        else:
-            out[cid] = " / ".join(reversed(names))
-    return out
+        above = names.get(at, ()) if at not in on_chain else None  # a loop in a damaged database: left out
+        for c in reversed(chain):
+            if above is not None and c not in deleted:
+                above = (above if len(above) < MAX_COLLECTION_DEPTH else ("…",) + above[-MAX_COLLECTION_DEPTH + 2:]) \
+                    + (rows[c][0],)
+            else:
+                above = None
+            names[c] = above
+    return {cid: " / ".join(n) for cid, n in names.items() if n is not None}
 
 
 def _to_paper(item: dict, source: str, position: int) -> Paper | Rejection:

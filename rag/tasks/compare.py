@@ -23,7 +23,7 @@ from rag.records import Hit
 from rag.library.retrieval import Filters, search
 from rag.settings import Settings, get_settings
 from rag.tasks.compare_cells import pick_cells, shorten
-from rag.tasks.comparison import Row, Table
+from rag.tasks.comparison import MAX_ROWS, Row, Table
 from rag.tasks.summarise import NO_PAPERS_TEXT, covers_topic, group_into_themes
 from rag.tasks.themes import CANDIDATES, MAX_PAPERS, paper_text
 from rag.tasks.topicality import Reading, on_topic, read
@@ -42,8 +42,8 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
     filters = filters or Filters()
     use_llm = model is not None or settings.llm == "openai"
     mode = "llm" if use_llm else "extractive"
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise UserError(f"k (how many papers at most) must be a whole number of at least 1; got {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS:
+        raise UserError(f"k (how many papers at most) must be a whole number from 1 to {MAX_ROWS}; got {k!r}")
     if len(library) == 0:
         raise UserError(f"library {library.name!r} is empty: add abstracts first (`paperchat ingest FILE`)")
     emb = library.text_embedder

@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 
+from rag.reading.citations import quote
 from rag.reading.grades import relevance
 from rag.reading.standalone import leans, standing
 from rag.tasks.comparison import Cell
@@ -128,7 +129,10 @@ def _quoted(r: Reading, column: str, i: int) -> Cell:
     shown = standing(s)
     # the fallback says so (the UI's tooltip, --json): no sentence of the role stands alone in this abstract
     note = "" if shown else f"no {r.roles[i]} sentence of the abstract stands alone; this one leans on the one before"
-    return Cell(column=column, paper_id=r.paper.paper_id, text=shown or s, sentence=s, role=r.roles[i],
+    # The abstract's own [n] marks are dropped from what the cell shows (rag.reading.citations.quote, as every
+    # task quotes a source): in a table whose rows are numbered, "[3]" would read as row 3.
+    text = re.sub(r"(?<!\.)\.\.(?!\.)", ".", quote(shown or s))  # "et al. [5]." -> "et al.", not "et al.."
+    return Cell(column=column, paper_id=r.paper.paper_id, text=text, sentence=s, role=r.roles[i],
                 score=float(r.relevance[i]), position=i, source="quoted", note=note)
 
 

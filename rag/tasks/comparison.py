@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag.records import Citation, Hit, Paper
 
+MAX_ROWS = 100  # rows of one table at most (compare --k): each row reads and classifies its abstract
+
 Column = Literal["problem", "approach", "finding", "setting"]
 COLUMNS: tuple[Column, ...] = ("problem", "approach", "finding", "setting")
 HEADINGS = {"problem": "Problem", "approach": "Approach", "finding": "Finding", "setting": "Setting"}
