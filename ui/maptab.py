@@ -140,7 +140,8 @@ class MapTab:
                 view = gr.HTML(empty_panel("Open this tab to draw the map of the library."), elem_id="pc-map-box",
                                padding=False)
             with gr.Column(scale=3, min_width=300):
-                cardbox = gr.HTML(self.card(""), elem_id="pc-map-card", padding=False)
+                # pc-math: app.js typesets $…$ in it with KaTeX, as in the chat's and the Library's cards
+                cardbox = gr.HTML(self.card(""), elem_id="pc-map-card", padding=False, elem_classes=["pc-math"])
         pick = gr.Textbox(visible="hidden", elem_id="pc-map-pick", show_label=False, container=False)
         timer = gr.Timer(2.0, active=False)
         draw = dict(fn=None, js="() => { window.pcMapOpen && window.pcMapOpen(); }", api_visibility="private",
