@@ -49,20 +49,24 @@ def tsne_2d(vectors: np.ndarray, perplexity: float = 30.0, seed: int | None = 42
     """openTSNE on cosine distance: exact neighbours below 1,000 papers, Annoy's above; Barnes-Hut
     gradients below 5,000, FFT-interpolated ones above (linear in n). Imported here: it pulls in
     scikit-learn. No numba: nothing is compiled at run time, so a fresh process pays no warm-up."""
-    from openTSNE import TSNE
+    from openTSNE import TSNE, affinity, nearest_neighbors
 
     x = np.asarray(vectors, dtype=np.float32)
     n = len(x)
     # Threads only pay past a few thousand papers: below, their start-up per iteration costs more than
     # they save (76 papers: 3.8 s on one thread, 10 s on two, under load).
     jobs = 1 if n < 2000 else _cores()
-    t = TSNE(n_components=2, perplexity=min(perplexity, max(2.0, (n - 1) / 3.0)), metric="cosine",
-             initialization="pca", n_iter=ITERATIONS, early_exaggeration_iter=EXAGGERATION_ITERATIONS,
-             neighbors="exact" if n < 1000 else "annoy", negative_gradient_method="bh" if n < 5000 else "fft",
-             n_jobs=jobs, random_state=seed, verbose=False)
+    perplexity = min(perplexity, max(2.0, (n - 1) / 3.0))
+    # The neighbour index is built here rather than by name: openTSNE's own choice imports pynndescent
+    # (and with it numba, compiling) merely to see whether it is installed.
+    knn = nearest_neighbors.Sklearn if n < 1000 else nearest_neighbors.Annoy
+    index = knn(x, min(n - 1, int(3 * perplexity)), metric="cosine", n_jobs=jobs, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = t.fit(x)
+        aff = affinity.PerplexityBasedNN(perplexity=perplexity, knn_index=index, n_jobs=jobs, random_state=seed)
+        t = TSNE(n_components=2, initialization="pca", n_iter=ITERATIONS, early_exaggeration_iter=EXAGGERATION_ITERATIONS,
+                 negative_gradient_method="bh" if n < 5000 else "fft", n_jobs=jobs, random_state=seed, verbose=False)
+        out = t.fit(x, affinities=aff)
     return np.asarray(out, dtype=np.float32)
 
 
