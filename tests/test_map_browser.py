@@ -89,7 +89,7 @@ def test_standalone_page_of_the_seeds(browser, seeds_library, seeds_map, tmp_pat
     else:
         assert f"{n_match} titles match" in count, count
     assert int(page.get_attribute("#map", "data-lit")) == n_match
-    assert "matching" in page.inner_text(".pcm-plot .legend")
+    assert "matching" in page.text_content(".pcm-plot .legend")
     # the lit match follows the venue filter: dimmed when its venue is filtered out
     lit_color = page.evaluate("document.querySelector('.pcm-plot').data[1].marker.color")
     assert set(lit_color) <= {LIT, LIT_DIM}
@@ -143,7 +143,7 @@ def test_map_tab_lights_the_answer_opens_cards_and_holds_still(browser, app_url,
     assert page.evaluate("document.querySelector('#pc-map .pcm-plot').data[0].x.length") == 76
     assert page.locator("#pc-map .annotation-text").count() >= 3
     # the legend says what the lit points are
-    assert f"{n_lit} paper{'s' if n_lit != 1 else ''} of the last answer" in page.inner_text("#pc-map .legend")
+    assert f"{n_lit} paper{'s' if n_lit != 1 else ''} of the last answer" in page.text_content("#pc-map .legend")
 
     # while it drew, the app kept its width and the tabs their place; nothing wider than the window
     frames = page.evaluate("window.__pcFrames")
