@@ -148,7 +148,8 @@ def main() -> None:
             ratio = got["before"]["first_open"]["open_s"] / max(got["after"]["first_open"]["open_s"], 1e-3)
             figures[f"{name}_first_open_before_over_after"] = round(ratio, 1)
             print(f"{name}: first open before/after = {ratio:.1f}x")
-    C.write_results("map_open", figures, m, started)
+    C.write_results("map_open" + ("" if args.libraries == "seeds,scifact" else "_" + args.libraries.replace(",", "_")),
+                    figures, m, started)
     for _, code in codes[1:]:
         shutil.rmtree(code, ignore_errors=True)
 
