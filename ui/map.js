@@ -55,7 +55,7 @@
   // first open of the Map tab draws at once instead of waiting for it.
   if (window.__paperchatPlotly) {
     const early = () => loadPlotly(window.__paperchatPlotly).catch(() => {});
-    if (window.requestIdleCallback) requestIdleCallback(early, {timeout: 8000}); else setTimeout(early, 3000);
+    if (window.requestIdleCallback) requestIdleCallback(early, {timeout: 1000}); else setTimeout(early, 500);
   }
   document.addEventListener("click", (ev) => {
     const a = ev.target && ev.target.closest ? ev.target.closest("a.pc-show-map") : null;
