@@ -125,7 +125,7 @@ class MapTab:
             return empty_panel(self._error), gr.Timer(active=False)
         if self._ready is None:
             n = len(self.library.catalogue)
-            return (f'<div class="pc-empty" id="pc-map-wait">Computing the map of {n:,} papers… (a library's first map '
+            return (f'<div class="pc-empty" id="pc-map-wait">Computing the map of {n:,} papers… (the first map of a library '
                     f"takes seconds for a few thousand papers, a few minutes for 90,000)</div>"), gr.Timer(active=True)
         gen, path, note = self._ready
         polling = (self._worker is not None and self._worker.is_alive()) or (bool(note) and refitting(self.library))
