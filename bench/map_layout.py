@@ -1,9 +1,12 @@
-"""The library map, measured: layout time and peak memory at SciFact (5,183) and paperlists (87,691),
-UMAP's numba warm-up, whether the layout is meaningful (against PCA), how well later papers are placed,
-and how fast the page becomes interactive with 87k points in headless Chromium.
+"""The library map, measured: the layout methods weighed side by side in one run (openTSNE's FFT t-SNE,
+the map's; UMAP as before, and with 200 epochs; PaCMAP; PCA) on time, CPU, peak memory and whether the
+layout is meaningful (neighbour share, trustworthiness), how well later papers are placed, and how fast
+the page becomes interactive with 87k points in headless Chromium. (Opening the UI's Map tab, first and
+later, before and after: bench/map_open.py.)
 
     .venv/bin/python bench/map_layout.py                 # all of it (vectors from bench/map_vectors.py)
-    .venv/bin/python bench/map_layout.py --only quality  # one part: warmup | layout | quality | browser
+    .venv/bin/python bench/map_layout.py --only quality  # one part: layout | quality | browser
+    .venv/bin/python bench/map_layout.py --corpus scifact --methods tsne,umap
 
 Each layout runs in a child process of its own, so its peak RSS is that of the layout alone (plus the
 vectors it was given). Vectors: see bench/map_vectors.py (which texts were embedded, and why).
@@ -32,41 +35,59 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+METHODS = ("tsne", "umap", "umap-200", "pacmap", "pca")
+
+
+def fit_with(method: str, v: np.ndarray) -> np.ndarray:
+    """The layout of `v` by one method (the map's own is rag.maps.layout.tsne_2d)."""
+    from rag.maps import layout
+
+    if method == "tsne":
+        return layout.tsne_2d(v)
+    if method == "pca":
+        return layout.pca_2d(v)
+    if method.startswith("umap"):
+        import umap  # the map's layout before (bench only now: pip install umap-learn)
+
+        epochs = int(method.split("-")[1]) if "-" in method else None
+        return umap.UMAP(n_components=2, n_neighbors=15, min_dist=0.05, metric="cosine", random_state=42,
+                         low_memory=True, n_epochs=epochs).fit_transform(v).astype(np.float32)
+    if method == "pacmap":
+        import pacmap
+
+        return pacmap.PaCMAP(n_components=2, n_neighbors=10, random_state=42).fit_transform(v, init="pca").astype(np.float32)
+    raise SystemExit(f"unknown method {method!r}")
+
+
 def child_layout(corpus: str, kind: str, method: str) -> dict:
-    """In a child: warm UMAP up on 200 random points, then lay the corpus out, group and name its regions."""
-    from rag.maps import layout, regions
+    """In a fresh child: lay the corpus out once (the first layout in a process: imports and any numba
+    compile included, as a user's first map pays them), then group and name its regions."""
+    from rag.maps import regions
     from rag.records import Paper
 
     recs, v = vectors(corpus, kind, quiet=True)
     before = _peak_mb()
     out: dict = {"corpus": corpus, "vectors": kind, "method": method, "papers": len(v)}
-    if method == "umap":
-        t0 = time.perf_counter()
-        layout.umap_2d(np.random.default_rng(0).normal(size=(200, v.shape[1])).astype(np.float32))
-        out["warmup_s"] = round(time.perf_counter() - t0, 1)
     t0, c0 = time.perf_counter(), time.process_time()
-    xy = layout.umap_2d(v) if method == "umap" else layout.pca_2d(v)
+    xy = fit_with(method, v)
     out["layout_s"] = round(time.perf_counter() - t0, 1)
     out["layout_cpu_s"] = round(time.process_time() - c0, 1)  # what a shared machine's load does not inflate
-    t0 = time.perf_counter()
-    k = regions.n_regions(len(v), 36)
-    labels = regions.group(xy, k)
-    k = int(labels.max()) + 1
-    picks, centroids = regions.typical(v, labels, k)
-    groups = [[Paper(paper_id=recs[i]["id"], title=recs[i]["title"], abstract=recs[i]["abstract"]) for i in g]
-              for g in picks]
-    from rag.embedders import get_embedder
-
-    emb = get_embedder("minilm" if kind.startswith("minilm") else "fake")
-    names = regions.name(groups, centroids, lambda texts: emb.embed_array(texts))
-    out["regions_and_names_s"] = round(time.perf_counter() - t0, 1)
-    out["topics"] = len(names)
-    out["example_names"] = [n for n, _ in names[:8]]
+    out["numba_loaded"] = "numba" in sys.modules
+    if len(v) <= 20_000:
+        t0 = time.perf_counter()
+        k = regions.n_regions(len(v), 36)
+        labels = regions.group(xy, k)
+        k = int(labels.max()) + 1
+        picks, centroids = regions.typical(v, labels, k)
+        groups = [[Paper(paper_id=recs[i]["id"], title=recs[i]["title"], abstract=recs[i]["abstract"]) for i in g]
+                  for g in picks]
+        names = regions.name(groups, centroids, None)
+        out["regions_and_names_s"] = round(time.perf_counter() - t0, 1)
+        out["topics"] = len(names)
+        out["example_names"] = [n for n, _ in names[:6]]
     out["peak_rss_mb"] = round(_peak_mb(), 0)
     out["peak_rss_over_vectors_mb"] = round(_peak_mb() - before, 0)
     np.save(path_of(corpus, kind).with_suffix(f".{method}.xy.npy"), xy)
-    (path_of(corpus, kind).with_suffix(f".{method}.labels.json")).write_text(
-        json.dumps({"labels": labels.tolist(), "topics": [n for n, _ in names]}))
     return out
 
 
@@ -77,37 +98,39 @@ def run_child(*args: str) -> dict:
     return json.loads(got.stdout.strip().splitlines()[-1])
 
 
-def quality(corpus: str, kind: str) -> dict:
-    """Neighbour share (k=10) and trustworthiness of UMAP vs PCA, and of papers placed after a fit."""
+def quality(corpus: str, kind: str, methods: list[str]) -> dict:
+    """Neighbour share (k=10) and trustworthiness of each method's layout (the child saved it), and of
+    papers placed after a t-SNE fit on the other 80 % (how the map adds papers between refits)."""
     from sklearn.manifold import trustworthiness
 
     from rag.maps import layout
-    from rag.maps.quality import neighbour_share
+    from rag.maps.quality import map_neighbours, neighbour_share, vector_neighbours
 
     _, v = vectors(corpus, kind, quiet=True)
-    umap_xy = np.load(path_of(corpus, kind).with_suffix(".umap.xy.npy"))
-    pca_xy = layout.pca_2d(v)
     sample = None if len(v) <= 10_000 else 2000
-    out = {"corpus": corpus, "vectors": kind, "k": K, "rows_checked": sample or len(v),
-           "random_share": round(K / (len(v) - 1), 4),
-           "umap_share": round(neighbour_share(v, umap_xy, K, sample), 3),
-           "pca_share": round(neighbour_share(v, pca_xy, K, sample), 3)}
-    if len(v) <= 10_000:
-        out["umap_trustworthiness"] = round(float(trustworthiness(v, umap_xy, n_neighbors=K, metric="cosine")), 3)
-        out["pca_trustworthiness"] = round(float(trustworthiness(v, pca_xy, n_neighbors=K, metric="cosine")), 3)
-        # Papers added later: fit on 80 %, place the other 20 % by their neighbours, compare with a full fit.
+    out: dict = {"corpus": corpus, "vectors": kind, "k": K, "rows_checked": sample or len(v),
+                 "random_share": round(K / (len(v) - 1), 4), "methods": {}}
+    for method in methods:
+        f = path_of(corpus, kind).with_suffix(f".{method}.xy.npy")
+        if not f.exists():
+            continue
+        xy = np.load(f)
+        q = {"share": round(neighbour_share(v, xy, K, sample), 3)}
+        if len(v) <= 10_000:
+            q["trustworthiness"] = round(float(trustworthiness(v, xy, n_neighbors=K, metric="cosine")), 3)
+        out["methods"][method] = q
+    full = path_of(corpus, kind).with_suffix(".tsne.xy.npy")
+    if len(v) <= 10_000 and full.exists():
         rng = np.random.default_rng(1)
         late = np.zeros(len(v), dtype=bool)
         late[rng.choice(len(v), len(v) // 5, replace=False)] = True
-        early_xy = layout.umap_2d(v[~late])
+        early_xy = layout.tsne_2d(v[~late])
         xy = np.zeros((len(v), 2), dtype=np.float32)
         xy[~late] = early_xy
         xy[late] = layout.place(v[late], v[~late], early_xy)
         rows = np.flatnonzero(late)
-        from rag.maps.quality import map_neighbours, vector_neighbours
-
         a, b = vector_neighbours(v, K, rows), map_neighbours(xy, K, rows)
-        c = map_neighbours(umap_xy, K, rows)
+        c = map_neighbours(np.load(full), K, rows)
         out["placed_share"] = round(float(np.mean([len(set(x) & set(y)) / K for x, y in zip(a, b)])), 3)
         out["same_papers_full_fit_share"] = round(float(np.mean([len(set(x) & set(y)) / K for x, y in zip(a, c)])), 3)
     return out
@@ -121,18 +144,14 @@ def browser(n_expected: int) -> dict:
     from rag.maps.records import LibraryMap, Topic
 
     recs, v = vectors("paperlists", "fake", quiet=True)
-    # The UMAP layout of the layout step when there is one; else PCA with unnamed k-means regions (what
-    # the browser draws costs the same: 87k points and 36 labels either way).
-    method = "umap" if path_of("paperlists", "fake").with_suffix(".umap.xy.npy").exists() else "pca"
-    if method == "umap":
-        xy = np.load(path_of("paperlists", "fake").with_suffix(".umap.xy.npy"))
-        meta = json.loads(path_of("paperlists", "fake").with_suffix(".umap.labels.json").read_text())
-    else:
-        from rag.maps import layout, regions
+    # The t-SNE layout of the layout step when there is one; else PCA (what the browser draws costs the
+    # same: 87k points and 36 labels either way). Regions: k-means on the positions, unnamed.
+    from rag.maps import layout, regions
 
-        xy = layout.pca_2d(v)
-        lab = regions.group(xy, 36)
-        meta = {"labels": lab.tolist(), "topics": [f"Region {i + 1}" for i in range(int(lab.max()) + 1)]}
+    method = "tsne" if path_of("paperlists", "fake").with_suffix(".tsne.xy.npy").exists() else "pca"
+    xy = np.load(path_of("paperlists", "fake").with_suffix(".tsne.xy.npy")) if method == "tsne" else layout.pca_2d(v)
+    lab = regions.group(xy, 36)
+    meta = {"labels": lab.tolist(), "topics": [f"Region {i + 1}" for i in range(int(lab.max()) + 1)]}
     labels = np.array(meta["labels"], dtype=np.int32)
     topics = [Topic(id=i, name=nm, x=float(xy[labels == i, 0].mean()), y=float(xy[labels == i, 1].mean()),
                     size=int((labels == i).sum())) for i, nm in enumerate(meta["topics"])]
@@ -165,10 +184,14 @@ def browser(n_expected: int) -> dict:
     return out
 
 
+CORPORA = (("scifact", "minilm-t64"), ("paperlists", "minilm-t64-sample20000"), ("paperlists", "fake"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=["layout", "quality", "browser"])
     ap.add_argument("--corpus", choices=["scifact", "paperlists"], help="one corpus only (layout, quality)")
+    ap.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
     ap.add_argument("--child", nargs=3, metavar=("CORPUS", "KIND", "METHOD"))
     args = ap.parse_args()
     if args.child:
@@ -177,35 +200,40 @@ def main() -> None:
     if not (DATA / "scifact").exists():
         print(f"skipped: {DATA / 'scifact'} is missing (the map benchmarks read ../shared/data)")
         return
-    m = print_header("library map: layout time and memory, meaningfulness, 87k points in a browser")
+    m = print_header("library map: layout methods side by side (time, memory, meaningfulness), 87k points in a browser")
     started = time.time()
     figures: dict = {}
-    corpora = [(c, k) for c, k in (("scifact", "minilm-t64"), ("paperlists", "fake")) if args.corpus in (None, c)]
+    methods = [x for x in args.methods.split(",") if x]
+    corpora = [(c, k) for c, k in CORPORA if args.corpus in (None, c)]
     if not PAPERLISTS.exists():
         print(f"paperlists parts skipped: {PAPERLISTS} is missing")
         corpora = [(c, k) for c, k in corpora if c != "paperlists"]
+    # a sample's vectors are embedded only by an explicit `bench/map_vectors.py paperlists minilm-t64 --sample N`
+    corpora = [(c, k) for c, k in corpora if "sample" not in k or path_of(c, k).exists()]
     if args.only in (None, "layout"):
         figures["layout"] = []
         for corpus, kind in corpora:
-            for method in ("umap", "pca"):
+            for method in methods:
+                if kind == "fake" and method not in ("tsne", "pca"):
+                    continue  # 87k hashed vectors: the map's method and the baseline only (UMAP took 1,608 s before)
                 r = run_child(corpus, kind, method)
                 figures["layout"].append(r)
-                print(f"{corpus:10} {kind:10} {method:4}: {r['papers']:6,} papers, layout {r['layout_s']:6.1f} s"
-                      + (f" (+ numba warm-up {r['warmup_s']} s)" if "warmup_s" in r else "")
-                      + f", regions and names {r['regions_and_names_s']} s, peak RSS {r['peak_rss_mb']:.0f} MB"
-                      + f" ({r['peak_rss_over_vectors_mb']:.0f} MB over the vectors)")
+                print(f"{corpus:10} {kind:22} {method:8}: {r['papers']:6,} papers, layout {r['layout_s']:7.1f} s wall, "
+                      f"{r['layout_cpu_s']:7.1f} s CPU (first in a process; numba loaded: {r['numba_loaded']}), "
+                      f"peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
     if args.only in (None, "quality"):
         figures["quality"] = []
         for corpus, kind in corpora:
-            q = quality(corpus, kind)
+            q = quality(corpus, kind, methods)
             figures["quality"].append(q)
-            print(f"{corpus:10} {kind:10}: share of the {K} nearest by vector among the {K} nearest on the map: "
-                  f"UMAP {q['umap_share']:.3f} vs PCA {q['pca_share']:.3f} (random {q['random_share']:.4f}; "
-                  f"{q['rows_checked']} papers checked)"
-                  + (f"; trustworthiness UMAP {q['umap_trustworthiness']} vs PCA {q['pca_trustworthiness']}; "
-                     f"papers placed after a fit on the other 80 %: {q['placed_share']} "
-                     f"(the same papers in the full fit: {q['same_papers_full_fit_share']})"
-                     if "umap_trustworthiness" in q else ""))
+            print(f"{corpus:10} {kind:22}: share of the {K} nearest by vector among the {K} nearest on the map "
+                  f"(random {q['random_share']:.4f}; {q['rows_checked']} papers checked), trustworthiness:")
+            for method, mq in q["methods"].items():
+                print(f"    {method:8} share {mq['share']:.3f}" +
+                      (f", trustworthiness {mq['trustworthiness']:.3f}" if "trustworthiness" in mq else ""))
+            if "placed_share" in q:
+                print(f"    papers placed after a t-SNE fit on the other 80 %: share {q['placed_share']} "
+                      f"(the same papers in the full fit: {q['same_papers_full_fit_share']})")
     if args.only in (None, "browser") and PAPERLISTS.exists():
         b = browser(len(vectors("paperlists", "fake", quiet=True)[0]))
         figures["browser"] = b

@@ -84,10 +84,9 @@ class EmbeddingsSettings(_Finite):
 
 
 class MapSettings(_Finite):
-    # UMAP on cosine distance; 15 neighbours and a small min_dist keep topics compact but separate.
-    n_neighbors: int = 15
-    min_dist: float = 0.05
-    seed: int = 42  # a fixed seed: the same library draws the same map (UMAP then runs on one thread)
+    # t-SNE (openTSNE) on cosine distance: each paper's 30 nearest set its place (rag/maps/layout.py).
+    perplexity: float = Field(default=30.0, gt=1)
+    seed: int = 42  # a fixed seed: the same library draws the same map
     # Papers added (or removed) since the layout was fitted, as a share of the papers it was fitted on,
     # past which the layout is recomputed (in the background in the UI): placing by neighbours keeps
     # old papers still, so the new ones cannot open up regions of their own.

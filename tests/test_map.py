@@ -16,7 +16,7 @@ from rag.maps import build, layout
 from rag.maps.build import TooFewPapers, library_map
 from rag.maps.quality import neighbour_share
 
-pytestmark = pytest.mark.slow  # UMAP's first fit in a process compiles its numba code (~15 s of CPU)
+pytestmark = pytest.mark.slow  # real MiniLM seeds library; t-SNE fits of 50-80 papers
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 
@@ -41,7 +41,7 @@ def seeds_map(seeds_library):
 
 def test_seed_map_places_every_paper_in_a_named_region(seeds_library, seeds_map):
     m = seeds_map
-    assert m.method == "umap"
+    assert m.method == "tsne"
     assert sorted(m.ids) == sorted(seeds_library.catalogue)
     assert m.xy.shape == (76, 2) and np.isfinite(m.xy).all()
     topics = [t for t in m.topics if t.size]
@@ -213,10 +213,32 @@ def test_build_module_is_not_imported_by_search():
     import sys
 
     code = ("import sys, rag.cli, rag.library.retrieval, rag.library.library; "
-            "print(any(m.split('.')[0] in ('umap', 'plotly', 'numba', 'pynndescent') for m in sys.modules))")
+            "print(any(m.split('.')[0] in ('umap', 'plotly', 'numba', 'pynndescent', 'openTSNE') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert build.__name__  # (the module itself imports neither)
+
+
+def test_a_fresh_process_maps_without_compiling_anything(seeds_library, tmp_path):
+    """What a second process (or a fresh install) pays for its first map: nothing the map imports uses
+    numba (bm25s may import it for search, never to compile the map), so no compile cache to warm and
+    nothing compiled per process; the layout is t-SNE's."""
+    import shutil
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    shutil.copytree(seeds_library.settings.home, home, ignore=shutil.ignore_patterns("map"))
+    code = ("import sys; from rag.settings import Settings; from rag.library.library import Library; "
+            "from rag.maps.build import library_map; "
+            f"lib = Library(Settings(home={str(home)!r}, library={seeds_library.name!r}, embedder='minilm')); "
+            "lib.refresh(); before = set(sys.modules); m = library_map(lib); "
+            "new = {n.split('.')[0] for n in set(sys.modules) - before}; "
+            "print(m.method, len(m.ids), bool(new & {'numba', 'umap', 'pynndescent', 'pacmap', 'llvmlite'}))")
+    for _ in range(2):  # the first process fits; the second reads the cached map
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             cwd=Path(__file__).resolve().parent.parent)
+        assert out.stdout.split()[-3:] == ["tsne", "76", "False"], out.stdout + out.stderr[-2000:]
 
 
 def test_map_tab_says_why_there_is_no_map_then_draws_one(fake_library, fake_settings, tmp_path):

@@ -1,7 +1,9 @@
 """The map in a real browser (headless Debian Chromium, Playwright): the standalone page of the seeds and
 the UI's Map tab. What a researcher does: sees 76 points and the topic labels, hovers a point for its
-title, clicks it for its card, filters by venue (the rest dims), and after a question finds the cited
-papers lit on the map."""
+title, clicks it for its card, filters by venue (the rest dims, lit papers too), finds a title as she
+types (the count right: "1 title matches"), reads in the legend what the lit points are, and after a
+question finds the cited papers lit on the map, the app holding still while it draws and the card's
+math typeset as in the chat."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*")]
 
 DIM = "rgba(170,170,170,0.18)"
+LIT, LIT_DIM = "#e11d48", "rgba(225,29,72,0.25)"
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +78,29 @@ def test_standalone_page_of_the_seeds(browser, seeds_library, seeds_map, tmp_pat
     assert sum(c == DIM for c in colors) == 76 - n_venue
     assert f"{n_venue} of 76" in page.inner_text(".pcm-count")
 
-    # finding by title lights the match
-    page.fill(".pcm-find", title[:25])
-    page.press(".pcm-find", "Enter")
-    assert int(page.get_attribute("#map", "data-lit")) >= 1
+    # finding by title lights the match as one types (no Enter), counted in the singular, named in the legend
+    page.type(".pcm-find", title[:25], delay=20)
+    page.wait_for_function("document.getElementById('map').dataset.found !== undefined")
+    page.wait_for_function(f"document.querySelector('.pcm-count').textContent.includes({title[:25]!r})")
+    n_match = sum(1 for p in seeds_map.ids if title[:25].lower() in seeds_library.catalogue[p]["title"].lower())
+    count = page.inner_text(".pcm-count")
+    if n_match == 1:
+        assert f"1 title matches “{title[:25]}”" in count, count
+    else:
+        assert f"{n_match} titles match" in count, count
+    assert int(page.get_attribute("#map", "data-lit")) == n_match
+    assert "matching" in page.text_content(".pcm-plot .legend")
+    # the lit match follows the venue filter: dimmed when its venue is filtered out
+    lit_color = page.evaluate("document.querySelector('.pcm-plot').data[1].marker.color")
+    assert set(lit_color) <= {LIT, LIT_DIM}
+    assert (LIT_DIM in lit_color) == (meta["venue"] != venue), (lit_color, meta["venue"], venue)
+    page.select_option(".pcm-venue", "")
+    assert set(page.evaluate("document.querySelector('.pcm-plot').data[1].marker.color")) == {LIT}
+    # cleared: nothing lit, no legend, the plain count again
+    page.fill(".pcm-find", "")
+    page.wait_for_function("document.getElementById('map').dataset.lit === '0'")
+    assert page.locator(".pcm-plot .legend .traces").count() == 0
+    assert page.inner_text(".pcm-count").startswith("76 papers")
 
     page.screenshot(path=str(tmp_path / "map.png"))
     assert not errors, errors
@@ -86,8 +108,18 @@ def test_standalone_page_of_the_seeds(browser, seeds_library, seeds_map, tmp_pat
     page.close()
 
 
-def test_map_tab_lights_the_answer_and_opens_cards(browser, app_url, seeds_library, tmp_path):
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
+WATCH = """() => { window.__pcFrames = []; const f = () => {
+    const c = document.querySelector('.gradio-container'), tabs = document.querySelector('[role="tablist"]');
+    const m = document.getElementById('pc-map');
+    window.__pcFrames.push([Math.round(c.getBoundingClientRect().width), Math.round(tabs.getBoundingClientRect().top),
+                            document.documentElement.scrollWidth, m ? m.dataset.ready || '0' : 'none']);
+    if (!(m && m.dataset.ready === '1')) requestAnimationFrame(f); }; f(); }"""
+
+
+@pytest.mark.parametrize("width", [1440, 800])
+def test_map_tab_lights_the_answer_opens_cards_and_holds_still(browser, app_url, seeds_library, seeds_map, width,
+                                                              tmp_path):
+    page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     outside: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -102,6 +134,7 @@ def test_map_tab_lights_the_answer_and_opens_cards(browser, app_url, seeds_libra
     link.wait_for()
     cited = link.get_attribute("href")
     assert cited.startswith("#map:")
+    page.evaluate(WATCH)  # every frame from the click until the map is drawn
     link.click()  # opens the Map tab, the cited papers lit
     page.wait_for_selector("#pc-map[data-ready='1']")
     page.wait_for_function("+document.getElementById('pc-map').dataset.lit > 0")
@@ -109,16 +142,27 @@ def test_map_tab_lights_the_answer_and_opens_cards(browser, app_url, seeds_libra
     assert n_lit == len(cited[len("#map:"):].split(","))
     assert page.evaluate("document.querySelector('#pc-map .pcm-plot').data[0].x.length") == 76
     assert page.locator("#pc-map .annotation-text").count() >= 3
+    # the legend says what the lit points are
+    assert f"{n_lit} paper{'s' if n_lit != 1 else ''} of the last answer" in page.text_content("#pc-map .legend")
 
-    # a click on a point opens its card beside the map
-    x, y = point_on_screen(page, 5, "#pc-map .pcm-plot")
+    # while it drew, the app kept its width and the tabs their place; nothing wider than the window
+    frames = page.evaluate("window.__pcFrames")
+    assert len({f[0] for f in frames}) == 1, sorted({f[0] for f in frames})
+    assert len({f[1] for f in frames}) == 1, sorted({f[1] for f in frames})
+    assert max(f[2] for f in frames) <= width, max(f[2] for f in frames)
+
+    # a click on a paper with math in its abstract opens its card beside the map, the math typeset (KaTeX)
+    papers = seeds_library.get_papers(seeds_map.ids)
+    i = next(k for k, p in enumerate(seeds_map.ids) if "$" in papers[p].abstract)
+    x, y = point_on_screen(page, i, "#pc-map .pcm-plot")
     page.mouse.click(x, y)
     page.wait_for_selector("#pc-map-card .pc-card")
-    pid = page.evaluate("document.querySelector('#pc-map .pcm-plot').data[0].x.length && "
-                        "document.querySelector('#pc-map-pick textarea, #pc-map-pick input').value")
+    pid = page.evaluate("document.querySelector('#pc-map-pick textarea, #pc-map-pick input').value")
     assert seeds_library.catalogue[pid]["title"][:30] in page.inner_text("#pc-map-card")
+    if "$" in papers[pid].abstract:
+        page.wait_for_selector("#pc-map-card .katex")
 
-    page.screenshot(path=str(tmp_path / "map-tab.png"))
+    page.screenshot(path=str(tmp_path / f"map-tab-{width}.png"))
     assert not errors, errors
     assert not outside, outside  # plotly.js and the data come from the app itself
     page.close()

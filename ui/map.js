@@ -51,6 +51,12 @@
     }
   }
   window.pcMapOpen = open;
+  // plotly.js (4.85 MB) is read and compiled while the browser is idle after the page loaded, so that the
+  // first open of the Map tab draws at once instead of waiting for it.
+  if (window.__paperchatPlotly) {
+    const early = () => loadPlotly(window.__paperchatPlotly).catch(() => {});
+    if (window.requestIdleCallback) requestIdleCallback(early, {timeout: 1000}); else setTimeout(early, 500);
+  }
   document.addEventListener("click", (ev) => {
     const a = ev.target && ev.target.closest ? ev.target.closest("a.pc-show-map") : null;
     if (!a) return;

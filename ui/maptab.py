@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import uuid
 from pathlib import Path
@@ -39,6 +40,14 @@ def cited_ids(rendered) -> list[str]:
     return [c.paper.paper_id for c in (getattr(rendered, "citations", None) or []) if getattr(c, "paper", None)]
 
 
+def _lower_priority() -> None:
+    """This thread at nice 10 (Linux sets it per thread): a map computed unasked yields to the answers."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
+
+
 class MapTab:
     def __init__(self, library, settings, root: Path):
         self.library = library
@@ -53,10 +62,12 @@ class MapTab:
 
     # -- computing ------------------------------------------------------------------------------
 
-    def _compute(self) -> None:
+    def _compute(self, background: bool = False) -> None:
         from rag.maps.build import TooFewPapers, library_map, needs_refit, refit_in_background, refitting
         from rag.maps.page import viewer_data
 
+        if background:
+            _lower_priority()
         try:
             m = library_map(self.library, self.settings, refit="never")
             note = ""
@@ -77,7 +88,14 @@ class MapTab:
             log.exception("the map could not be computed")
             self._error = f"The map could not be computed: {type(exc).__name__}: {exc}"
 
-    def _current(self) -> bool:
+    def warm(self) -> None:
+        """Start computing the map as the app starts, so that the first open of the tab finds it ready (a
+        fresh install's seeds are mapped while the reader is still in the chat): on its own thread, at a
+        lower CPU priority than the answers."""
+        if len(self.library.catalogue) >= 2:
+            self._current(background=True)
+
+    def _current(self, background: bool = False) -> bool:
         """True when the map shown is that of the library's current generation and no refit has finished
         since; else starts bringing it up to date."""
         from rag.maps.build import refitting
@@ -89,7 +107,8 @@ class MapTab:
                 return True
             if self._worker is None or not self._worker.is_alive():
                 self._error = ""
-                self._worker = threading.Thread(target=self._compute, daemon=True, name="paperchat-map-view")
+                self._worker = threading.Thread(target=self._compute, args=(background,), daemon=True,
+                                                name="paperchat-map-view")
                 self._worker.start()
             return False
 
@@ -98,7 +117,7 @@ class MapTab:
         from rag.maps.build import refitting
 
         if not self._current() and self._worker is not None:
-            self._worker.join(timeout=1.5)  # small libraries are done by now: no flash of "computing"
+            self._worker.join(timeout=3.0)  # small libraries are done by now: no flash of "computing"
         running = self._worker is not None and self._worker.is_alive()
         if self._message and self._ready is None and not running:
             return empty_panel(self._message), gr.Timer(active=False)
@@ -106,8 +125,8 @@ class MapTab:
             return empty_panel(self._error), gr.Timer(active=False)
         if self._ready is None:
             n = len(self.library.catalogue)
-            return (f'<div class="pc-empty" id="pc-map-wait">Computing the map of {n:,} papers… (the first time for '
-                    f"a library takes about a minute per 20,000 papers)</div>"), gr.Timer(active=True)
+            return (f'<div class="pc-empty" id="pc-map-wait">Computing the map of {n:,} papers… (the first map of a library '
+                    f"takes seconds for a few thousand papers, a few minutes for 90,000)</div>"), gr.Timer(active=True)
         gen, path, note = self._ready
         polling = (self._worker is not None and self._worker.is_alive()) or (bool(note) and refitting(self.library))
         from rag.maps.page import plotly_js_path
@@ -140,18 +159,22 @@ class MapTab:
                 view = gr.HTML(empty_panel("Open this tab to draw the map of the library."), elem_id="pc-map-box",
                                padding=False)
             with gr.Column(scale=3, min_width=300):
-                cardbox = gr.HTML(self.card(""), elem_id="pc-map-card", padding=False)
+                # pc-math: app.js typesets $…$ in it with KaTeX, as in the chat's and the Library's cards
+                cardbox = gr.HTML(self.card(""), elem_id="pc-map-card", padding=False, elem_classes=["pc-math"])
         pick = gr.Textbox(visible="hidden", elem_id="pc-map-pick", show_label=False, container=False)
-        timer = gr.Timer(2.0, active=False)
+        timer = gr.Timer(0.5, active=False)  # a map done between polls is drawn within half a second
         draw = dict(fn=None, js="() => { window.pcMapOpen && window.pcMapOpen(); }", api_visibility="private",
                     show_progress="hidden", queue=False)
         tab.select(self.view, None, [view, timer], api_visibility="private", show_progress="hidden").then(**draw)
         timer.tick(self.view, None, [view, timer], api_visibility="private", show_progress="hidden").then(**draw)
         pick.change(self.card, pick, cardbox, api_visibility="private", show_progress="hidden")
+        self.warm()
 
     @staticmethod
     def js() -> str:
         """The client side: the viewer plus the glue to Gradio (one arrow function body for launch's js)."""
-        from rag.maps.page import viewer_js
+        from rag.maps.page import plotly_js_path, viewer_js
 
-        return viewer_js() + "\n" + (HERE / "map.js").read_text(encoding="utf-8")
+        # where plotly.js is served: map.js loads it while the browser is idle, before the tab is opened
+        plotly = "window.__paperchatPlotly = " + json.dumps(f"/gradio_api/file={plotly_js_path()}") + ";\n"
+        return plotly + viewer_js() + "\n" + (HERE / "map.js").read_text(encoding="utf-8")

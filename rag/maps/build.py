@@ -35,7 +35,7 @@ class TooFewPapers(Exception):
 
 
 def _params(library, s) -> dict:
-    return {"n_neighbors": s.n_neighbors, "min_dist": s.min_dist, "seed": s.seed, "max_topics": s.max_topics,
+    return {"method": "tsne", "perplexity": s.perplexity, "seed": s.seed, "max_topics": s.max_topics,
             "embedder": f"{library.identity.model}/{library.identity.dimension}"}
 
 
@@ -86,7 +86,7 @@ def _fit(library, gen: str, catalogue: dict, params: dict, t0: float) -> cache.C
     s = library.settings.map
     ids, vecs = paper_vectors(library)
     _check_size(library, len(ids))
-    xy, method = layout.fit(vecs, s.n_neighbors, s.min_dist, s.seed)
+    xy, method = layout.fit(vecs, s.perplexity, s.seed)
     k = regions.n_regions(len(ids), s.max_topics)
     labels = regions.group(xy, k, s.seed)
     k = int(labels.max()) + 1

@@ -28,7 +28,7 @@ class LibraryMap(BaseModel):
 
     library: str
     generation: str
-    method: str  # umap | pca | single | none
+    method: str  # tsne | pca | single | none (umap: a map fitted before t-SNE)
     ids: list[str]
     xy: np.ndarray  # (n, 2) float32
     region: np.ndarray  # (n,) int32, index into topics

@@ -1,5 +1,6 @@
 // The map viewer: one WebGL scatter (plotly scattergl) of every paper, topic labels, venue/year filters
-// that dim what they exclude, a title finder, lit papers. Used by the standalone page (rag/maps/page.py)
+// that dim what they exclude (lit papers too), a title finder that lights matches as one types, and a
+// legend naming what the lit papers are. Used by the standalone page (rag/maps/page.py)
 // and by the UI's Map tab (ui/app.js); needs the global Plotly (served from the plotly package, no CDN).
 (function () {
   "use strict";
@@ -7,6 +8,9 @@
                    "#86bcb6", "#8cd17d", "#b6992d", "#499894", "#d37295", "#a0cbe8", "#ffbe7d", "#79706e"];
   const DIM = "rgba(170,170,170,0.18)";
   const LIT = "#e11d48";
+  const LIT_DIM = "rgba(225,29,72,0.25)";  // a lit paper the filters exclude: still findable, visibly out
+  const FIND_MAX = 200;  // matches lit at most (all are counted)
+  const FIND_WAIT_MS = 150;  // typing pauses this long before the finder searches (87k titles: ~20 ms)
 
   function esc(s) {
     return String(s == null ? "" : s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;",
@@ -36,7 +40,9 @@
                        box.querySelector(".pcm-to").value];
     box.querySelectorAll("select").forEach((s) => s.addEventListener("change", () => onChange(...get())));
     const find = box.querySelector(".pcm-find");
-    find.addEventListener("keydown", (e) => { if (e.key === "Enter") onFind(find.value); });
+    let wait = null;
+    find.addEventListener("input", () => { clearTimeout(wait); wait = setTimeout(() => onFind(find.value), FIND_WAIT_MS); });
+    find.addEventListener("keydown", (e) => { if (e.key === "Enter") { clearTimeout(wait); onFind(find.value); } });
     return (text) => { box.querySelector(".pcm-count").textContent = text; };
   }
 
@@ -62,54 +68,92 @@
     const size = n > 20000 ? 3 : n > 2000 ? 5 : 9;
     const traces = [
       {type, mode: "markers", x: data.x, y: data.y, text: hover, hovertemplate: "%{text}<extra></extra>",
-       marker: {size, color: base.slice(), line: {width: 0}}, name: "papers"},
+       marker: {size, color: base.slice(), line: {width: 0}}, name: "papers", showlegend: false},
       {type, mode: "markers", x: [], y: [], text: [], hovertemplate: "%{text}<extra></extra>",
        marker: {size: Math.max(size * 2, 10), color: LIT, line: {width: 1.5, color: "#ffffff"}},
-       name: "lit", customdata: []},
+       name: "lit", customdata: [], showlegend: false},
     ];
     const annotations = data.topics.filter((t) => t.papers > 0).map((t) => ({
       x: t.x, y: t.y, text: `<b>${esc(t.name)}</b>`, showarrow: false, font: {size: 12, color: "#1f2937"},
       bgcolor: "rgba(255,255,255,0.78)", borderpad: 2, captureevents: false}));
     const layout = {
-      margin: {l: 4, r: 4, t: 4, b: 4}, hovermode: "closest", dragmode: "pan", showlegend: false,
+      margin: {l: 4, r: 4, t: 4, b: 4}, hovermode: "closest", dragmode: "pan", showlegend: true,
+      legend: {x: 0.01, y: 0.99, xanchor: "left", yanchor: "top", bgcolor: "rgba(255,255,255,0.85)",
+               bordercolor: "#e5e7eb", borderwidth: 1, font: {size: 12}, itemclick: false, itemdoubleclick: false},
       xaxis: {visible: false, zeroline: false}, yaxis: {visible: false, zeroline: false, scaleanchor: "x"},
       annotations, plot_bgcolor: "#ffffff", paper_bgcolor: "#ffffff",
     };
     const config = {scrollZoom: true, displaylogo: false, responsive: true,
                     modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"]};
-    let lit = [];
+    const lower = data.t.map((t) => (t || "").toLowerCase());
+    let lit = [], litLabel = "", answer = {ids: [], label: ""}, finding = "";
+    let pass = null;  // per paper: passes the venue/year filters (null: no filter set)
     const count = controls(el.querySelector(".pcm-controls"), data, filter, find);
-    count(`${n.toLocaleString()} papers · ${data.topics.filter((t) => t.papers > 0).length} topics`);
+    const topicCount = data.topics.filter((t) => t.papers > 0).length;
+    let filterText = `${n.toLocaleString()} papers · ${topicCount} topics`, findText = "";
+    const say = () => count(findText ? `${findText} · ${filterText}` : filterText);
+    say();
 
     function filter(venue, from, to) {
       const lo = from ? +from : -Infinity, hi = to ? +to : Infinity;
       let shown = 0;
+      pass = venue || from || to ? data.ids.map((_, i) =>
+        (!venue || data.v[i] === venue) && (!data.yr[i] ? !(from || to) : data.yr[i] >= lo && data.yr[i] <= hi)) : null;
       const color = base.map((c, i) => {
-        const ok = (!venue || data.v[i] === venue) && (!data.yr[i] ? !(from || to) : data.yr[i] >= lo && data.yr[i] <= hi);
+        const ok = !pass || pass[i];
         if (ok) shown++;
         return ok ? c : DIM;
       });
       Plotly.restyle(plot, {"marker.color": [color]}, [0]);
-      count(venue || from || to ? `${shown.toLocaleString()} of ${n.toLocaleString()} papers pass the filters`
-                                : `${n.toLocaleString()} papers`);
+      filterText = pass ? `${shown.toLocaleString()} of ${n.toLocaleString()} papers pass the filters`
+                        : `${n.toLocaleString()} papers · ${topicCount} topics`;
+      drawLit();
+      say();
       return shown;
     }
 
-    function light(ids) {
-      lit = (ids || []).map((id) => index.get(id)).filter((i) => i !== undefined);
+    // The lit trace: its points, their colours (dimmed where the filters exclude them) and its legend.
+    function drawLit() {
+      const shown = pass ? lit.filter((i) => pass[i]).length : lit.length;
+      const name = lit.length && pass && shown < lit.length ? `${litLabel} (${shown} of ${lit.length} pass the filters)` : litLabel;
       Plotly.restyle(plot, {x: [lit.map((i) => data.x[i])], y: [lit.map((i) => data.y[i])],
-                            text: [lit.map((i) => hover[i])], customdata: [lit.map((i) => data.ids[i])]}, [1]);
+                            text: [lit.map((i) => hover[i])], customdata: [lit.map((i) => data.ids[i])],
+                            "marker.color": [lit.map((i) => (!pass || pass[i] ? LIT : LIT_DIM))],
+                            name: [name], showlegend: [lit.length > 0]}, [1]);
       el.dataset.lit = String(lit.length);
+      el.dataset.litShown = String(shown);
+    }
+
+    function show(ids, label) {
+      lit = (ids || []).map((id) => index.get(id)).filter((i) => i !== undefined);
+      litLabel = label || `${lit.length} lit paper${lit.length === 1 ? "" : "s"}`;
+      drawLit();
       return lit.length;
+    }
+
+    // light(ids, label): the papers of an answer (or any list), named in the legend; the finder's
+    // matches take their place while it holds text, and they return when it is cleared.
+    function light(ids, label) {
+      const k = (ids || []).filter((id) => index.has(id)).length;
+      answer = {ids: ids || [], label: label || `${k} paper${k === 1 ? "" : "s"} of the last answer`};
+      return finding ? lit.length : show(answer.ids, answer.label);
     }
 
     function find(text) {
       const q = (text || "").trim().toLowerCase();
-      if (!q) return light([]);
+      finding = q;
+      if (!q) { findText = ""; say(); return show(answer.ids, answer.label); }
       const hits = [];
-      for (let i = 0; i < n && hits.length < 50; i++) if ((data.t[i] || "").toLowerCase().includes(q)) hits.push(data.ids[i]);
-      count(`${hits.length}${hits.length === 50 ? "+" : ""} titles match “${text}”`);
-      return light(hits);
+      let total = 0;
+      for (let i = 0; i < n; i++) {
+        if (lower[i].includes(q)) { total++; if (hits.length < FIND_MAX) hits.push(data.ids[i]); }
+      }
+      const quoted = `“${text.trim()}”`;
+      findText = total === 1 ? `1 title matches ${quoted}` : `${total.toLocaleString()} titles match ${quoted}`;
+      if (total > FIND_MAX) findText += ` (the first ${FIND_MAX} lit)`;
+      say();
+      el.dataset.found = String(total);
+      return show(hits, total === 1 ? `1 title matching ${quoted}` : `${Math.min(total, FIND_MAX)} titles matching ${quoted}`);
     }
 
     const ready = Plotly.newPlot(plot, traces, layout, config).then(() => {
