@@ -71,8 +71,13 @@ def cmd_summarise(args) -> int:
     from rag.tasks.summarise import summarise
 
     settings = settings_of(args)
-    res = summarise(args.topic, library_of(args), settings=settings, filters=filters_of(args))
+    res = summarise(args.topic, library_of(args), settings=settings, filters=filters_of(args), k=args.k)
     write_references(args, res.citations)
+    if args.latex:
+        from rag.exports.latex import write_latex
+
+        tex, bib = write_latex(res, args.latex)
+        print(f"wrote {tex} and {bib}", file=sys.stderr)
     if args.json:
         print_json(res.as_json())
     else:
