@@ -85,8 +85,15 @@ def grade_summary(topic: str, res: Summary, readings: list, emb, settings: Setti
     what was asked to be summarised."""
     # the roles as the paragraphs read them (rag.reading.voice: "We propose X" is a contribution, a definition background)
     role_of = {(r.paper.paper_id, s): role for r in readings for s, role in zip(r.sentences, roles_read(r))}
+    covered = {r.paper.paper_id for r in readings}
     for cs in [res.citations] + [t.citations for t in res.themes]:
         grade_citations(topic, cs, role_of, emb, settings.ask.floor, settings.ask.answers_at)
+        # A paper the area scorer read as belonging to the area is quoted by its sentence most on it: graded
+        # weak, its card would contradict the summary it stands in (the one RLHF paper of the seeds was
+        # "weak 0.40" against its own topic). The score stays, so the card still says how close it is.
+        for c in cs:
+            if c.grade == "weak" and c.paper.paper_id in covered:
+                c.grade = "related"
 
 
 def group_into_themes(topic: str, readings: list, hits: list[Hit], emb, max_papers: int = MAX_PAPERS,
