@@ -71,6 +71,27 @@ def figures(side: dict[str, dict], areas) -> tuple[dict, list]:
     return summary_figures(scores), scores
 
 
+def theme_figures(side: dict[str, dict], areas) -> dict:
+    """Item 4 of issue 33: the share of theme names whose words occur in at least half of their papers
+    (bench/theme_names.fits; one-theme summaries, named by their topic, left out) and the themes holding a
+    paper judged off. topics.jsonl gives no sub-areas, so the grouping itself is not judged here."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from theme_names import fits
+
+    text = {r["id"]: f"{r['title']}. {r['abstract']}" for r in map(json.loads, open(MLQA / "library.jsonl", encoding="utf-8"))}
+    named = fit = themes = with_off = 0
+    for a in areas:
+        ts = side[a.topic]["themes"]
+        for title, pids in ts:
+            themes += 1
+            with_off += any(p in a.off for p in pids)
+            if len(ts) > 1:
+                named += 1
+                fit += fits(title, [text[p] for p in pids if p in text])
+    return {"themes": themes, "named": named, "name_fits": round(fit / named, 3) if named else None,
+            "themes_with_off": with_off}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--home", default=os.environ.get("PAPERCHAT_HOME", "/tmp/h33"))
@@ -100,6 +121,10 @@ def main() -> None:
         print(f"{a.topic[:46]:46s} {len(a.core):4d}  {fmt(b):>22s}  {fmt(c):>22s}")
     for k in ("precision", "pooled_precision", "core_recall", "failures", "empty", "cited_per_summary", "p50_seconds"):
         print(f"{k:18s} before {fb[k]!s:>8s}   after {fa[k]!s:>8s}")
+    tb, ta = theme_figures(before, areas), theme_figures(after, areas)
+    print(f"themes: names fitting >= half their papers: before {tb['name_fits']} of {tb['named']}, after "
+          f"{ta['name_fits']} of {ta['named']}; themes holding a paper judged off: before {tb['themes_with_off']} "
+          f"of {tb['themes']}, after {ta['themes_with_off']} of {ta['themes']}")
     if args.out:
         args.out.write_text(json.dumps({"before": before, "after": after, "figures": {"before": fb, "after": fa}},
                                        indent=1), encoding="utf-8")

@@ -96,3 +96,24 @@ def test_the_area_scorer_reads_a_modifier_as_head_and_setting():
     assert heads == [("optim", "transport")] and tails == [("machin", "learn")]
     whole, heads, tails, _ = topic_forms("graph neural networks")
     assert heads == whole and tails == []
+
+
+def test_the_latex_paragraph_compiles_with_its_bib(seeds_library, tmp_path):
+    import shutil
+    import subprocess
+
+    if not (shutil.which("pdflatex") and shutil.which("bibtex")):
+        pytest.skip("pdflatex/bibtex not installed (apt-get install texlive-latex-base)")
+    from rag.exports.latex import write_latex
+
+    res = summarise("diffusion models", seeds_library, settings=seeds_library.settings)
+    write_latex(res, tmp_path / "rel.tex")
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\\begin{document}\\input{rel}"
+                                       "\\bibliographystyle{plain}\\bibliography{rel}\\end{document}\n")
+    run = lambda *cmd: subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # noqa: E731
+    for cmd in (["pdflatex", "-interaction=nonstopmode", "main.tex"], ["bibtex", "main"],
+                ["pdflatex", "-interaction=nonstopmode", "main.tex"], ["pdflatex", "-interaction=nonstopmode", "main.tex"]):
+        run(*cmd)
+    log = (tmp_path / "main.log").read_text(errors="replace")
+    assert (tmp_path / "main.pdf").exists() and "\n! " not in log, log[-2000:]
+    assert "undefined" not in log  # every \cite found its entry

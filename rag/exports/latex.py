@@ -14,6 +14,10 @@ from pathlib import Path
 from rag.exports.bibliography import bibtex_escape, export_keys, to_bibtex
 
 _RUN = re.compile(r"(?:\s*\[\d+\])+")
+# The overview's opening counts the library's papers ("The library holds 3 papers on “X” in 1 theme [1][2][3].");
+# in a paper's related-work section that is paperchat speaking, not the literature: it is left out.
+_LEAD = re.compile(r"^The library holds [^“]*“[^”]*”.*?[\])]\.\s*")
+_EMPH = re.compile(r"(?<![*\w])\*([^*\s][^*]*?)\*(?![*\w])")
 _MARK = re.compile(r"\[(\d+)\]")
 
 
@@ -32,7 +36,9 @@ def _prose(text: str, keys: dict[int, str]) -> str:
 
 def _escape(text: str) -> str:
     text = text.replace("“", "``").replace("”", "''").replace("‘", "`").replace("’", "'")
-    return bibtex_escape(text) if text.strip() else text
+    if not text.strip():
+        return text
+    return _EMPH.sub(lambda m: "\\emph{" + m.group(1) + "}", bibtex_escape(text))  # an abstract's *emphasis*
 
 
 def to_latex(summary) -> str:
@@ -41,8 +47,8 @@ def to_latex(summary) -> str:
     by_n = {c.n: keys[c.paper.paper_id] for c in summary.citations}
     out = [f"% Related work on ``{_escape(summary.topic)}'', written by paperchat from the abstracts' own sentences;",
            "% each \\cite is the paper the sentence before it quotes. The references are in the .bib beside this file.", ""]
-    if summary.summary:
-        out += [_prose(summary.summary, by_n), ""]
+    if overview := _LEAD.sub("", summary.summary or "", count=1).strip():
+        out += [_prose(overview, by_n), ""]
     for t in summary.themes:
         out += [f"\\paragraph{{{_escape(t.title)}.}} {_prose(t.text, by_n)}", ""]
     if getattr(summary, "more", 0):
