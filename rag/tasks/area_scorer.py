@@ -96,6 +96,13 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
             r.hit.lexical / lexical, r.hit.dense, float(np.log1p(rank)), r.score,
         ])
     x = np.asarray(rows, dtype=np.float32)
+    # A paper with no authored title (derived from its abstract, as the seeds' are) is read by its best
+    # contribution sentence instead: the mlqa papers it was trained on all have titles, and a zero there read
+    # as "the title is off the area" dropped the seeds' papers.
+    untitled = np.array([not (r.paper.title and not r.paper.title_derived) for r in readings])
+    for title_f, stand_in in (("title_cos", "contrib_cos"), ("whole_title", "whole_contrib"),
+                              ("cover_title", "cover_abstract")):
+        x[untitled, FEATURES.index(title_f)] = x[untitled, FEATURES.index(stand_in)]
     x[:, 4] = x[:, 3] - x[:, 3].max()  # against the best candidate: how central to what was retrieved
     x[:, 5] = x[:, 0] - x[:, 0].max()
     return x
