@@ -314,9 +314,10 @@ class ChatTab:
             self.drop_session(request)  # the export files go with the chat: no button may still offer one
             off = [gr.DownloadButton(value=None, interactive=False) for _ in range(3)]
             return (None, render.stack_panels(render.empty_panel("No sources yet."), []), *off,
-                    gr.DownloadButton(value=None, visible=False))
+                    gr.DownloadButton(value=None, visible=False), gr.DownloadButton(value=None, visible=False))
 
-        self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib, self.dl_ris, self.dl_csv],
+        self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib, self.dl_ris, self.dl_csv,
+                                            self.dl_tex],
                            api_visibility="private", show_progress="hidden")
         self.scope_clear.click(lambda: self.show_scope(None), None, [self.scope, self.scope_row, self.scope_note],
                                api_visibility="private", show_progress="hidden", queue=False)
