@@ -24,9 +24,9 @@ _GEOMETRY = """() => {
 }"""
 
 
-def test_a_long_summary_is_shown_from_its_top(browser, app_url):  # noqa: F811
+def test_a_long_summary_is_shown_from_its_top(browser, app_url, tmp_path):  # noqa: F811
     # a short window, so the summary (overview, several themes) is taller than the chat
-    page = open_page(browser, app_url, 1280, 720)
+    page = open_page(browser, app_url, 1280, 720, downloads=True)
     errors = page.errors
     page.get_by_role("radio", name="Summarise an area").check()
     page.wait_for_function("document.querySelector('#pc-send').innerText.toLowerCase().includes('summar')")
@@ -48,5 +48,12 @@ def test_a_long_summary_is_shown_from_its_top(browser, app_url):  # noqa: F811
     first_line = page.locator("#pc-chat .message-row.bot-row").last.get_by_text("The library holds").first
     box, log = first_line.bounding_box(), page.locator('#pc-chat [role="log"]').bounding_box()
     assert box and log["y"] <= box["y"] < log["y"] + log["height"], (box, log)  # the overview is in view
+    # the summary as LaTeX beside Markdown (issue 33): prose with \\cite marks, no numbered ones
+    page.wait_for_selector("#pc-dl-tex", state="visible")
+    with page.expect_download() as dl:
+        page.click("#pc-dl-tex")
+    dl.value.save_as(tmp_path / "summary.tex")
+    tex = (tmp_path / "summary.tex").read_text(encoding="utf-8")
+    assert "\\cite{" in tex and not re.search(r"\[\d+\]", tex), tex[:400]
     assert not errors, errors
     page.close()

@@ -171,8 +171,9 @@ class ChatTab:
                  "last_mode": mode}
         # paperchat-answer-<question>.md / .bib / .ris: named for what they hold
         files = write_export_files(self.session_dir(request), rendered.kind, rendered.subject or f"{turn:02d}",
-                                   rendered.export_md, rendered.citations)
-        state["ris"] = files.ris  # (in the state, not an output: /respond's outputs stay as they were)
+                                   rendered.export_md, rendered.citations, rendered.export_tex)
+        state["ris"] = files.ris
+        state["tex"] = files.latex  # a summary's LaTeX (its button shows only then)  # (in the state, not an output: /respond's outputs stay as they were)
         state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, files.markdown, files.bibtex
 
@@ -254,6 +255,8 @@ class ChatTab:
                             elem_id="pc-export-label")
                     self.dl_md = gr.DownloadButton("⬇ Markdown", value=None, interactive=False, size="sm",
                                                    variant="secondary", elem_id="pc-dl-md", min_width=100)
+                    self.dl_tex = gr.DownloadButton("⬇ LaTeX", value=None, visible=False, size="sm",
+                                                    variant="secondary", elem_id="pc-dl-tex", min_width=90)
                     self.dl_bib = gr.DownloadButton("⬇ BibTeX", value=None, interactive=False, size="sm",
                                                     variant="secondary", elem_id="pc-dl-bib", min_width=100)
                     self.dl_ris = gr.DownloadButton("⬇ RIS", value=None, interactive=False, size="sm",
@@ -295,9 +298,11 @@ class ChatTab:
         def more_files(st):
             st = st or {}
             return (gr.DownloadButton(value=st.get("ris"), interactive=bool(st.get("ris"))),
-                    gr.DownloadButton(value=st.get("csv"), visible=bool(st.get("csv"))))
+                    gr.DownloadButton(value=st.get("csv"), visible=bool(st.get("csv"))),
+                    gr.DownloadButton(value=st.get("tex") or None, visible=bool(st.get("tex"))))
 
-        csv_step = dict(fn=more_files, inputs=[state], outputs=[self.dl_ris, self.dl_csv], api_visibility="private",
+        csv_step = dict(fn=more_files, inputs=[state], outputs=[self.dl_ris, self.dl_csv, self.dl_tex],
+                        api_visibility="private",
                         show_progress="hidden", queue=False)
         # a long answer (a summary) is shown from its top once it is complete, not scrolled to its end
         to_top = dict(fn=None, js="() => window.__paperchatTop && window.__paperchatTop()", queue=False,
@@ -327,9 +332,10 @@ class ChatTab:
             self.drop_session(request)  # the export files go with the chat: no button may still offer one
             off = [gr.DownloadButton(value=None, interactive=False) for _ in range(3)]
             return (None, render.stack_panels(render.empty_panel("No sources yet."), []), *off,
-                    gr.DownloadButton(value=None, visible=False))
+                    gr.DownloadButton(value=None, visible=False), gr.DownloadButton(value=None, visible=False))
 
-        self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib, self.dl_ris, self.dl_csv],
+        self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib, self.dl_ris, self.dl_csv,
+                                            self.dl_tex],
                            api_visibility="private", show_progress="hidden")
         self.scope_clear.click(lambda: self.show_scope(None), None, [self.scope, self.scope_row, self.scope_note],
                                api_visibility="private", show_progress="hidden", queue=False)

@@ -156,6 +156,7 @@ class Rendered:
     data: dict = field(default_factory=dict)  # the result's JSON
     kind: str = "answer"  # answer / summary / evidence: with `subject`, names the export files (rag.exports.documents)
     subject: str = ""  # the question, topic or claim
+    export_tex: str = ""  # a summary as LaTeX prose with \cite marks (rag.exports.latex), its .bib the BibTeX export
 
 
 def _filters_note(filters) -> str:
@@ -285,6 +286,8 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
         parts.append(f"**{md(getattr(t, 'title', '') or 'Theme')}**  \n" + link_marks(getattr(t, "text", "") or "", turn, known))
     if not parts:
         parts.append("The library has nothing on this area.")
+    if more := getattr(res, "more_text", ""):  # the area holds more papers than summarised: say how to see them
+        parts.append(f"<small>{md(more)}</small>")
     if note:
         parts.append(f"<small>{md(note)}</small>")
     chat = "\n\n".join(parts) + _flags_md(getattr(res, "flags", []) or [])
@@ -306,8 +309,10 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
                   + "".join(card(turn, None, x.paper, "", "related — not summarised", "pc-nearest") for x in related))
     pnl = panel(f"Summary · {_count(len(themes), 'theme')} · {_count(len(citations), 'paper')}",
                 toc + (cards or empty_panel("No papers were cited.")))
+    from rag.exports.latex import to_latex
+
     return Rendered(chat, pnl, exports.summary_markdown(topic, overview, themes, citations, related, filters),
-                    citations, _json(res), "summary", topic)
+                    citations, _json(res), "summary", topic, to_latex(res) if hasattr(res, "themes") else "")
 
 
 _STANCE_CLASS = {"supports": "pc-ok", "contradicts": "pc-bad", "related": "pc-related"}

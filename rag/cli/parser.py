@@ -103,7 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("summarise", aliases=["summarize"], help="themes of a research area, cited")
     p.add_argument("topic")
     add_filters(p)
+    p.add_argument("--k", type=positive, default=15, help="papers at most (default 15); the summary says how "
+                                                            "many more the area holds")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--latex", type=Path, metavar="FILE.tex",
+                   help="also write the summary as LaTeX prose with \\cite{key} marks, and FILE.bib beside it")
     add_exports(p)
 
     p = sub.add_parser("compare", help="a literature table: each paper's problem, approach, finding and setting, cited")

@@ -75,8 +75,13 @@ def cmd_summarise(args) -> int:
 
     settings = settings_of(args)
     lib = library_of(args)
-    res = summarise(args.topic, lib, settings=settings, filters=checked_filters(args, lib))
+    res = summarise(args.topic, lib, settings=settings, filters=checked_filters(args, lib), k=args.k)
     write_references(args, res.citations)
+    if args.latex:
+        from rag.exports.latex import write_latex
+
+        tex, bib = write_latex(res, args.latex)
+        print(f"wrote {tex} and {bib}", file=sys.stderr)
     if args.json:
         print_json(res.as_json())
     else:

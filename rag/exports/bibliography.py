@@ -137,16 +137,30 @@ def _note(p: Paper) -> str:
     return "; ".join(notes)
 
 
-def to_bibtex(citations: list[Citation]) -> str:
-    """The reference list as BibTeX: @inproceedings when the venue is known, else @misc."""
-    entries: list[str] = []
+def export_keys(citations: list[Citation]) -> dict[str, str]:
+    """paper id -> its key in this export (bibtex_key; lengthened when two papers of it share one), so a
+    LaTeX paragraph's \\cite marks and its .bib agree."""
+    keys: dict[str, str] = {}
     seen: set[str] = set()
     for c in citations:
         p = c.paper
+        if p.paper_id in keys:
+            continue
         key = bibtex_key(p)
         if key in seen:  # two papers of this export share surname, year and word: both kept, keys still stable
             key = f"{key}-{text_hash(p.paper_id, 4)}"
         seen.add(key)
+        keys[p.paper_id] = key
+    return keys
+
+
+def to_bibtex(citations: list[Citation]) -> str:
+    """The reference list as BibTeX: @inproceedings when the venue is known, else @misc."""
+    entries: list[str] = []
+    keys = export_keys(citations)
+    for c in citations:
+        p = c.paper
+        key = keys[p.paper_id]
         fields: list[tuple[str, str]] = [("title", "{" + bibtex_escape(p.title or p.paper_id) + "}")]
         if p.authors:
             fields.append(("author", " and ".join(_bibtex_name(a) for a in p.authors)))

@@ -30,6 +30,7 @@ class ExportFiles(BaseModel):
     markdown: str
     bibtex: str
     ris: str
+    latex: str = ""  # a summary's LaTeX prose (its \cite keys are the .bib's), when there is one
 
 
 # words that open a phrase: a name cut at the one before them ends a phrase ("…-be-widened", not "…-without-losing-the")
@@ -58,13 +59,18 @@ def export_stem(kind: str, subject: str, max_chars: int = 60) -> str:
     return f"paperchat-{kind}" + (f"-{slug}" if slug else "")
 
 
-def write_export_files(folder: Path, kind: str, subject: str, markdown: str, citations: list[Citation]) -> ExportFiles:
-    """The Markdown, BibTeX and RIS of one result in `folder` (a session's own), replacing the result before's."""
+def write_export_files(folder: Path, kind: str, subject: str, markdown: str, citations: list[Citation],
+                       latex: str = "") -> ExportFiles:
+    """The Markdown, BibTeX and RIS of one result in `folder` (a session's own), and its LaTeX when given,
+    replacing the result before's."""
     for old in folder.glob("paperchat-*"):
         with contextlib.suppress(OSError):
             old.unlink()
     stem = folder / export_stem(kind, subject)
-    paths = ExportFiles(markdown=f"{stem}.md", bibtex=f"{stem}.bib", ris=f"{stem}.ris")
+    paths = ExportFiles(markdown=f"{stem}.md", bibtex=f"{stem}.bib", ris=f"{stem}.ris",
+                        latex=f"{stem}.tex" if latex else "")
+    if latex:
+        Path(paths.latex).write_text(latex + f"% \\bibliography{{{Path(paths.bibtex).stem}}}\n", encoding="utf-8")
     Path(paths.markdown).write_text(markdown, encoding="utf-8")
     Path(paths.bibtex).write_text(to_bibtex(citations) if citations else "% no references\n", encoding="utf-8")
     Path(paths.ris).write_text(to_ris(citations), encoding="utf-8")

@@ -25,8 +25,9 @@ from rag.settings import Settings, get_settings
 from rag.tasks.compare_cells import pick_cells, shorten
 from rag.tasks.comparison import MAX_ROWS, Row, Table
 from rag.tasks.summarise import NO_PAPERS_TEXT, covers_topic, group_into_themes
-from rag.tasks.themes import CANDIDATES, MAX_PAPERS, paper_text
-from rag.tasks.topicality import Reading, on_topic, read
+from rag.tasks.area_scorer import on_topic
+from rag.tasks.themes import MAX_PAPERS, depth, paper_text
+from rag.tasks.topicality import Reading, read
 
 __all__ = ["compare", "Table", "Row"]
 
@@ -54,11 +55,11 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
     elif not topic:
         raise UserError("name a topic to compare papers on, or choose the papers (--papers ID,ID,...)")
     else:
-        hits = search(library, topic, max(CANDIDATES, 2 * k), filters)
+        hits = search(library, topic, depth(k), filters)
         if not covers_topic(hits):
             return Table(topic=topic, mode=mode, abstained=True, nearest=hits[:5],
                          message=f"{NO_PAPERS_TEXT[:-1]} (“{topic}”){_scope(filters)}.")
-        readings, near = on_topic(read(topic, hits, emb))
+        readings, near = on_topic(topic, read(topic, hits, emb), emb)
         related = [r.hit for r in near]
         if not readings:
             return Table(topic=topic, mode=mode, abstained=True, nearest=related or hits[:5],

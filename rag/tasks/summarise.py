@@ -28,8 +28,9 @@ from rag.settings import Settings, get_settings
 from rag.tasks.summary import Summary, Theme, ThemeDraft
 from rag.tasks.summary_writers import roles_read, write_extractive, write_llm
 from rag.tasks.theme_names import name_themes
-from rag.tasks.themes import CANDIDATES, MAX_PAPERS, cluster, select_papers, unit
-from rag.tasks.topicality import on_topic, read
+from rag.tasks.area_scorer import on_topic
+from rag.tasks.themes import MAX_PAPERS, cluster, depth, select_papers, unit
+from rag.tasks.topicality import read
 
 __all__ = ["summarise", "covers_topic", "Summary", "Theme", "NO_PAPERS_TEXT"]
 
@@ -44,8 +45,10 @@ NO_PAPERS_TEXT = "The library has no papers on this topic."
 
 
 def summarise(topic: str, library: Library, settings: Settings | None = None, filters: Filters | None = None,
-              model=None, k: int = CANDIDATES, on_token: Callable[[str], None] | None = None) -> Summary:
-    """Summarise what the library holds on `topic`; `model` overrides the configured chat model (tests pass fakes)."""
+              model=None, k: int = MAX_PAPERS, on_token: Callable[[str], None] | None = None) -> Summary:
+    """Summarise what the library holds on `topic`, at most k papers (those rag.tasks.area_scorer finds
+    most probably in the area; how many more it found is `more`); `model` overrides the configured chat
+    model (tests pass fakes)."""
     settings = settings or get_settings()
     use_llm = model is not None or settings.llm == "openai"
     if use_llm and model is None:
@@ -53,23 +56,25 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
 
         model = make_chat_model(settings)
     mode = "llm" if use_llm else "extractive"
-    hits = search(library, topic, k, filters)
+    hits = search(library, topic, depth(k), filters)
     if not covers_topic(hits):
         return Summary(topic=topic, summary=f"{NO_PAPERS_TEXT} The nearest papers are listed below.",
                        mode=mode, abstained=True, nearest=hits[:5])
     emb = library.text_embedder
-    readings, related = on_topic(read(topic, hits, emb))
+    readings, related = on_topic(topic, read(topic, hits, emb), emb)
     if not readings:  # retrieved, but no paper's own contribution is about the topic
         return Summary(topic=topic, summary=f"{NO_PAPERS_TEXT} The nearest papers touch it only in passing; "
                                             "they are listed below, not summarised.",
                        mode=mode, abstained=True, nearest=[r.hit for r in related] or hits[:5])
-    themes = group_into_themes(topic, readings, hits, emb)
+    more = max(0, len(readings) - k)
+    themes = group_into_themes(topic, readings, hits, emb, max_papers=k)
     near = [r.hit for r in related]
     if use_llm:
         res = write_llm(topic, themes, settings, model, emb, on_token)
     else:
         res = write_extractive(topic, themes, emb, on_token)
     res.related = near
+    res.more, res.k = more, k
     grade_summary(topic, res, readings, emb, settings)
     return res
 
@@ -80,8 +85,15 @@ def grade_summary(topic: str, res: Summary, readings: list, emb, settings: Setti
     what was asked to be summarised."""
     # the roles as the paragraphs read them (rag.reading.voice: "We propose X" is a contribution, a definition background)
     role_of = {(r.paper.paper_id, s): role for r in readings for s, role in zip(r.sentences, roles_read(r))}
+    covered = {r.paper.paper_id for r in readings}
     for cs in [res.citations] + [t.citations for t in res.themes]:
         grade_citations(topic, cs, role_of, emb, settings.ask.floor, settings.ask.answers_at)
+        # A paper the area scorer read as belonging to the area is quoted by its sentence most on it: graded
+        # weak, its card would contradict the summary it stands in (the one RLHF paper of the seeds was
+        # "weak 0.40" against its own topic). The score stays, so the card still says how close it is.
+        for c in cs:
+            if c.grade == "weak" and c.paper.paper_id in covered:
+                c.grade = "related"
 
 
 def group_into_themes(topic: str, readings: list, hits: list[Hit], emb, max_papers: int = MAX_PAPERS,

@@ -32,6 +32,17 @@ class Summary(BaseModel):
     nearest: list[Hit] = Field(default_factory=list)  # when abstaining
     related: list[Hit] = Field(default_factory=list)  # retrieved, near the topic, but not about it: not summarised
     flags: list[str] = Field(default_factory=list)
+    more: int = 0  # papers found on the area past the k summarised (summarise --k)
+    k: int = 15  # the most papers it was asked to summarise
+
+    @property
+    def more_text(self) -> str:
+        """How many more papers the area holds and how to see them; "" when the summary holds them all."""
+        if not self.more:
+            return ""
+        n = len(self.citations) + self.more
+        return (f"{self.more} more paper{'s' if self.more != 1 else ''} on this area: "
+                f"summarise \"{self.topic}\" --k {n} (or compare \"{self.topic}\" --k {n})")
 
     def as_json(self) -> dict:
         return {
@@ -44,6 +55,8 @@ class Summary(BaseModel):
             "nearest": [h.as_json() for h in self.nearest],
             "related": [h.as_json() for h in self.related],
             "flags": self.flags,
+            "more": self.more,
+            "more_text": self.more_text,
         }
 
     def render_text(self) -> str:
@@ -63,6 +76,8 @@ class Summary(BaseModel):
                 if c.grade:  # how well what it quotes bears on the topic (rag.reading.citation_grades)
                     mark = f"  [{c.grade} {c.grade_score:.2f}{', ' + c.role if c.role else ''}]" + mark
                 out.append(f"[{c.n}] {_ref_line(c.paper)}{mark}")
+        if self.more:
+            out += ["", self.more_text]
         if self.related:
             out += ["", "Related, not summarised (near the topic, but their own contribution is not about it)"]
             out += [f"  - {_ref_line(h.paper)}" for h in self.related]

@@ -16,6 +16,12 @@ MMR_LAMBDA = 0.7
 MAX_THEMES = 6
 
 
+def depth(k: int) -> int:
+    """How many papers to retrieve for a summary or table of at most k papers: an area's core papers rank
+    down to ~4k in the mlqa train areas' retrieval (rag.tasks.area_scorer then decides which belong)."""
+    return max(CANDIDATES, 4 * k)
+
+
 def unit(v: np.ndarray) -> np.ndarray:
     return v / max(float(np.linalg.norm(v)), 1e-12)
 
@@ -31,7 +37,8 @@ def select_papers(readings: list[Reading], emb: CachedEmbedder, max_papers: int 
     if not readings:
         return [], np.zeros((0, 1))
     vecs = emb([paper_text(r.paper) for r in readings])
-    rel = np.array([r.score for r in readings])
+    # how probably each belongs to the area (rag.tasks.area_scorer), else how topical its contribution is
+    rel = np.array([r.probability or r.score for r in readings])
     chosen: list[int] = []
     rest = list(range(len(readings)))
     while rest and len(chosen) < max_papers:

@@ -10,9 +10,10 @@ networks", "scaling tests" is not "test-time scaling"), which rag.reading.grades
 sentence that names the topic outright -- its phrase, or the acronym its authors write for it ("RLHF"),
 which MiniLM does not read as the phrase -- scores at least NAMED. A sentence that names the topic only
 as a test bed or application ("experiments on synthetic data", "applied to X", tested_on) is background,
-whatever role it has. A paper is on the topic when its best contribution sentence (or title, or
-background sentence less BACKGROUND_DISCOUNT) reaches ON_TOPIC, however far another paper scores above it.
-Papers retrieved but not on the topic are near misses: listed apart as "related, not summarised".
+whatever role it has. A Reading's `score` (its best contribution sentence, or title, or background
+sentence less BACKGROUND_DISCOUNT) orders the quotes; which papers a summary covers is decided by
+rag.tasks.area_scorer, which takes this score as one of its features (the fixed 0.6 cut it replaces lost
+core papers of areas named with a modifier).
 """
 
 from __future__ import annotations
@@ -22,22 +23,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.reading.grades import _STOP, FLOOR, OVERLAP_WEIGHT
+from rag.reading.grades import _STOP, OVERLAP_WEIGHT
 from rag.records import Hit
 from rag.reading.roles import roles_of
 from rag.reading.sentences import split_sentences
 
 CONTRIBUTION = frozenset({"objective", "method", "result"})
-# Chosen on bench/summarise_topics.py's tuning half (the odd-indexed of its 40 narrow topics; the even half
-# is reported, never tuned on) with the 20 broad topics kept at their precision, and on the seeds' cases
-# of issue 16 (tests/test_summarise.py). The former rule also cut below 0.75 of the best paper's score,
-# which dropped a paper plainly about the topic when another scored higher still (the "Attention"
-# algorithms paper beside attention-based regressors) and did not shorten a barely covered topic's summary:
-# without it, and with whole-phrase overlap, narrow topics gain precision and recall (docs/quality.md). A floor
-# above 0.6 gains more precision on the benchmark, whose papers have authored titles, but drops seed
-# papers that state their area only in the background ("computational optimal transport", 0.62-0.67).
+# The level a sentence naming the topic is raised to (below): the former on-topic cut, chosen on
+# bench/summarise_topics.py's tuning half; now one feature's scale for rag.tasks.area_scorer.
 ON_TOPIC = 0.6
-NEAR = FLOOR  # near misses reach rag.reading.grades' floor
 # Background sentences count BACKGROUND_DISCOUNT less: an abstract often names its area only there
 # ("Selective state space models such as Mamba have emerged ...") and then says "this paper develops a
 # control-theoretic framework", but a bandit paper's passing "switching costs" should not carry it.
@@ -45,7 +39,6 @@ BACKGROUND_DISCOUNT = 0.2
 # A sentence naming the topic (its whole phrase, or its acronym) scores at least NAMED = ON_TOPIC: a paper
 # whose contribution names the topic is on it (the DPO paper's "a better RLHF/ML fit").
 NAMED = ON_TOPIC
-MAX_RELATED = 5
 
 
 @dataclass
@@ -58,6 +51,9 @@ class Reading:
     relevance: np.ndarray  # per sentence, relevance to the topic (topic_relevance)
     title_relevance: float = 0.0  # of an authored title (0 when the title is derived from the abstract)
     tested: frozenset[int] = frozenset()  # sentences naming the topic only as a test bed (tested_on)
+    cosine: np.ndarray | None = field(default=None, repr=False)  # per sentence, the plain MiniLM cosine
+    title_cosine: float = 0.0  # of an authored title, plain
+    probability: float = 0.0  # that the paper belongs to the area (rag.tasks.area_scorer), set by on_topic
     vec: np.ndarray | None = field(default=None, repr=False)  # the paper's vector, set when it is selected
 
     @property
@@ -94,17 +90,18 @@ def read(topic: str, hits: list[Hit], emb) -> list[Reading]:
     # a test bed is background, and naming it is no sign of the topic: neither overlap nor NAMED counts
     tested = [tested_on(s, parts, acronyms) for ss in sents for s in ss] + [False] * (len(flat) - sum(map(len, sents)))
     rel = topic_relevance(topic, flat, emb, lexical=[not t for t in tested])
+    raw = topic_relevance(topic, flat, emb, lexical=[False] * len(flat))  # the same vectors, from the cache
     for j, text in enumerate(flat):
         if not tested[j] and names(text, phrases, acronyms):
             rel[j] = max(float(rel[j]), NAMED)
     out, i = [], 0
     for h, ss, rs in zip(hits, sents, roles):
         out.append(Reading(h, ss, list(rs) if len(rs) == len(ss) else ["other"] * len(ss), rel[i : i + len(ss)],
-                           tested=frozenset(k for k in range(len(ss)) if tested[i + k])))
+                           tested=frozenset(k for k in range(len(ss)) if tested[i + k]), cosine=raw[i : i + len(ss)]))
         i += len(ss)
     for r, t in zip(out, titles):
         if t:
-            r.title_relevance = float(rel[i])
+            r.title_relevance, r.title_cosine = float(rel[i]), float(raw[i])
             i += 1
     return out
 
@@ -121,15 +118,6 @@ def topic_relevance(topic: str, texts: list[str], emb, lexical: list[bool] | Non
         held = [(lexical is None or lexical[j]) and any(holds_phrase(t, p) for p in parts) for j, t in enumerate(texts)]
         sims = sims + OVERLAP_WEIGHT * np.array(held, dtype=np.float32)
     return sims
-
-
-def on_topic(readings: list[Reading], floor: float = ON_TOPIC,
-             near: float = NEAR) -> tuple[list[Reading], list[Reading]]:
-    """(papers whose contribution is on the topic, best first; near misses, best first, at most MAX_RELATED)."""
-    ranked = sorted(readings, key=lambda r: -r.score)
-    keep = [r for r in ranked if r.score >= floor]
-    rest = [r for r in ranked if r not in keep and r.score >= near]
-    return keep, rest[:MAX_RELATED]
 
 
 def _parts(topic: str) -> list[str]:

@@ -1,0 +1,134 @@
+"""Summaries on the mlqa research areas, before and after in one run: precision (cited papers judged core or
+related), core recall (core papers cited over min(core, max(cited, 10))) and 'no papers' failures, scored by
+rag.evaluation.mlqa (../shared/data/mlqa/README.md's definitions).
+
+"before" is the code of --before-rev (default: the merge-base with main), exported with `git archive` and
+run in a subprocess on the same library (bench/summarise_topics.before_side); "after" is this checkout.
+
+    .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa            # test areas
+    .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa --split train
+
+The library is ../shared/data/mlqa/library.jsonl ingested with the real embedder (`paperchat --library mlqa
+ingest ...` under that PAPERCHAT_HOME).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+MLQA = ROOT.parent / "shared" / "data" / "mlqa"
+
+
+def run_side(home: str, library: str, topics: list[str]) -> dict[str, dict]:
+    """summarise() every area with the code on sys.path: cited ids, abstained, theme titles, seconds."""
+    from rag.library.library import Library
+    from rag.settings import Settings
+    from rag.tasks.summarise import summarise
+
+    settings = Settings(home=Path(home), library=library, embedder="minilm")
+    lib = Library(settings)
+    out = {}
+    for topic in topics:
+        t0 = time.perf_counter()
+        res = summarise(topic, lib, settings=settings)
+        out[topic] = {"cited": [c.paper.paper_id for c in res.citations], "abstained": res.abstained,
+                      "themes": [[t.title, [c.paper.paper_id for c in t.citations]] for t in res.themes],
+                      "related": [h.paper.paper_id for h in res.related], "more": getattr(res, "more", 0),
+                      "seconds": round(time.perf_counter() - t0, 2)}
+    return out
+
+
+def before_side(rev: str, home: str, library: str, topics: list[str]) -> dict[str, dict]:
+    with tempfile.TemporaryDirectory(prefix="paperchat-before-") as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        code = (f"import sys, json; sys.path[:] = [{tmp!r}] + [p for p in sys.path if p not in ({str(ROOT)!r}, '')]; "
+                f"sys.path.append({str(ROOT / 'bench')!r}); import summarise_mlqa as s; "
+                f"sys.path.remove({str(ROOT)!r}) if {str(ROOT)!r} in sys.path else None; "
+                f"import rag; assert rag.__file__.startswith({tmp!r}), rag.__file__; "
+                f"print(json.dumps(s.run_side({home!r}, {library!r}, {topics!r})))")
+        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": tmp}, cwd=tmp,
+                              capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def figures(side: dict[str, dict], areas) -> tuple[dict, list]:
+    from rag.evaluation.mlqa import score_summary, summary_figures
+
+    scores = [score_summary(a, side[a.topic]["cited"], side[a.topic]["abstained"], side[a.topic]["seconds"])
+              for a in areas]
+    return summary_figures(scores), scores
+
+
+def theme_figures(side: dict[str, dict], areas) -> dict:
+    """Item 4 of issue 33: the share of theme names whose words occur in at least half of their papers
+    (bench/theme_names.fits; one-theme summaries, named by their topic, left out) and the themes holding a
+    paper judged off. topics.jsonl gives no sub-areas, so the grouping itself is not judged here."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from theme_names import fits
+
+    text = {r["id"]: f"{r['title']}. {r['abstract']}" for r in map(json.loads, open(MLQA / "library.jsonl", encoding="utf-8"))}
+    named = fit = themes = with_off = 0
+    for a in areas:
+        ts = side[a.topic]["themes"]
+        for title, pids in ts:
+            themes += 1
+            with_off += any(p in a.off for p in pids)
+            if len(ts) > 1:
+                named += 1
+                fit += fits(title, [text[p] for p in pids if p in text])
+    return {"themes": themes, "named": named, "name_fits": round(fit / named, 3) if named else None,
+            "themes_with_off": with_off}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--home", default=os.environ.get("PAPERCHAT_HOME", "/tmp/h33"))
+    ap.add_argument("--library", default="mlqa")
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--before-rev", default="")
+    ap.add_argument("--out", type=Path, help="write both sides' raw results as JSON here")
+    args = ap.parse_args()
+    if not (MLQA / "topics.jsonl").exists():
+        print(f"skipped: {MLQA} is absent")
+        return
+    from rag.evaluation.mlqa import load_topics
+
+    areas = load_topics(MLQA, args.split)
+    topics = [a.topic for a in areas]
+    rev = args.before_rev or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
+                                            capture_output=True, text=True).stdout.strip()
+    before = before_side(rev, args.home, args.library, topics)
+    after = run_side(args.home, args.library, topics)
+    fb, sb = figures(before, areas)
+    fa, sa = figures(after, areas)
+    print(f"mlqa {args.split} areas ({len(areas)}), before = {rev[:7]}, after = this checkout; one run, "
+          "machine under load (seconds are noisy)\n")
+    print(f"{'area':46s} {'core':>4s}  {'before prec/rec/cited':>22s}  {'after prec/rec/cited':>22s}")
+    fmt = lambda s: ("no papers" if s.empty else f"{s.precision:.2f}/{s.core_recall:.2f}/{s.cited}")  # noqa: E731
+    for a, b, c in zip(areas, sb, sa):
+        print(f"{a.topic[:46]:46s} {len(a.core):4d}  {fmt(b):>22s}  {fmt(c):>22s}")
+    for k in ("precision", "pooled_precision", "core_recall", "failures", "empty", "cited_per_summary", "p50_seconds"):
+        print(f"{k:18s} before {fb[k]!s:>8s}   after {fa[k]!s:>8s}")
+    tb, ta = theme_figures(before, areas), theme_figures(after, areas)
+    print(f"themes: names fitting >= half their papers: before {tb['name_fits']} of {tb['named']}, after "
+          f"{ta['name_fits']} of {ta['named']}; themes holding a paper judged off: before {tb['themes_with_off']} "
+          f"of {tb['themes']}, after {ta['themes_with_off']} of {ta['themes']}")
+    if args.out:
+        args.out.write_text(json.dumps({"before": before, "after": after, "figures": {"before": fb, "after": fa}},
+                                       indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""A summary holds its area (issue 33): areas named the way researchers name them, with a modifier, are
+summarised from the seeds' papers on them; a summary covers its area up to --k and says how many more
+there are; its one paper is never graded weak against its own topic; `summarise --latex` writes prose
+with \\cite{key} marks whose keys are the .bib's.
+
+On the seeds with the real offline embedder (one library per session, see conftest).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rag.tasks.summarise import summarise
+from seed_questions import seed
+
+pytestmark = pytest.mark.slow
+
+
+def cited(res) -> set[str]:
+    return {c.paper.paper_id for c in res.citations}
+
+
+def ids(lib, *where) -> set[str]:
+    return {seed(lib, w).paper_id for w in where}
+
+
+@pytest.mark.parametrize("topic, want", [
+    # the whole-phrase rule read "optimal transport machine learning" as one phrase and found it nowhere
+    ("optimal transport in machine learning", ("003:2", "000:11")),
+    pytest.param("optimizers for training deep networks", ("003:5", "003:6"),  # RMNP, Block Adaptive Signum
+                 marks=pytest.mark.xfail(reason="issue 33, left: on the seeds the retrieval ranks generic "
+                                         "deep-learning papers first for this name, and the area scorer "
+                                         "(its largest weight is the rank) follows it", strict=False)),
+    ("graph neural networks in machine learning", ("004:13",)),
+    ("diffusion models in machine learning", ("001:9", "004:19")),
+])
+def test_an_area_named_with_a_modifier_is_summarised_from_its_papers(seeds_library, topic, want):
+    res = summarise(topic, seeds_library, settings=seeds_library.settings)
+    assert not res.abstained, res.summary
+    assert ids(seeds_library, *want) <= cited(res), res.render_text()
+    assert "no papers on this topic" not in res.summary
+
+
+@pytest.mark.xfail(reason="issue 33, left: LoRA's probability is 0.44 against the 0.46 cut-off on the seeds",
+                   strict=False)
+def test_fine_tuning_of_large_language_models_holds_its_papers_not_the_whole_library(seeds_library):
+    res = summarise("fine-tuning of large language models", seeds_library, settings=seeds_library.settings)
+    # LoRA for fine-tuning large models; iterative self-improvement fine-tunes an LLM
+    assert ids(seeds_library, "003:10", "001:11") <= cited(res), res.render_text()
+    # a bandit's switching costs and the equivariant tensor products are no part of it
+    assert not ids(seeds_library, "003:13", "003:12") & cited(res)
+    assert len(res.citations) <= 8
+
+
+def test_a_summary_says_how_many_more_papers_its_area_holds_and_how_to_see_them(seeds_library):
+    full = summarise("optimal transport", seeds_library, settings=seeds_library.settings)
+    assert len(full.citations) >= 2 and not full.more
+    one = summarise("optimal transport", seeds_library, settings=seeds_library.settings, k=1)
+    assert len(one.citations) == 1 and one.more == len(full.citations) - 1
+    n = len(full.citations)
+    assert f'--k {n}' in one.more_text and one.more_text in one.render_text()
+    assert one.as_json()["more"] == one.more
+    # the overview counts what it shows
+    assert one.summary.startswith("The library holds 1 paper on “optimal transport”")
+
+
+def test_a_one_paper_summary_is_never_graded_weak_against_its_own_topic(seeds_library):
+    for topic in ("reinforcement learning from human feedback", "test-time scaling"):
+        res = summarise(topic, seeds_library, settings=seeds_library.settings)
+        if len(res.citations) == 1:
+            every = res.citations + [c for t in res.themes for c in t.citations]
+            assert all(c.grade != "weak" for c in every), (topic, [(c.grade, c.grade_score) for c in every])
+
+
+def test_summarise_latex_writes_prose_whose_cites_are_the_bib_keys(seeds_home, seeds_library, tmp_path, monkeypatch,
+                                                                    capsys):
+    from rag.cli import main
+
+    monkeypatch.setenv("PAPERCHAT_HOME", str(seeds_home))
+    tex = tmp_path / "related.tex"
+    assert main(["summarise", "optimal transport", "--latex", str(tex)]) == 0
+    body = tex.read_text(encoding="utf-8")
+    bib = (tmp_path / "related.bib").read_text(encoding="utf-8")
+    keys = set(re.findall(r"@\w+\{([^,]+),", bib))
+    cites = {k for group in re.findall(r"\\cite\{([^}]*)\}", body) for k in group.split(",")}
+    assert cites and cites == keys  # every reference cited, every cite resolves
+    assert not re.search(r"\[\d+\]", body)  # no numbered marks left
+    assert "\\paragraph{" in body or "The library holds" in body
+    # what LaTeX would choke on is escaped outside math: no bare % or & in the prose
+    prose = "\n".join(ln for ln in body.splitlines() if not ln.startswith("%"))
+    assert not re.search(r"(?<!\\)[%&#]", prose)
+    assert body.count("{") == body.count("}")
+
+
+def test_the_area_scorer_reads_a_modifier_as_head_and_setting():
+    from rag.tasks.area_scorer import topic_forms
+
+    whole, heads, tails, _ = topic_forms("optimal transport in machine learning")
+    assert heads == [("optim", "transport")] and tails == [("machin", "learn")]
+    whole, heads, tails, _ = topic_forms("graph neural networks")
+    assert heads == whole and tails == []
+
+
+def test_the_latex_paragraph_compiles_with_its_bib(seeds_library, tmp_path):
+    import shutil
+    import subprocess
+
+    if not (shutil.which("pdflatex") and shutil.which("bibtex")):
+        pytest.skip("pdflatex/bibtex not installed (apt-get install texlive-latex-base)")
+    from rag.exports.latex import write_latex
+
+    res = summarise("diffusion models", seeds_library, settings=seeds_library.settings)
+    write_latex(res, tmp_path / "rel.tex")
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\\begin{document}\\input{rel}"
+                                       "\\bibliographystyle{plain}\\bibliography{rel}\\end{document}\n")
+    run = lambda *cmd: subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # noqa: E731
+    for cmd in (["pdflatex", "-interaction=nonstopmode", "main.tex"], ["bibtex", "main"],
+                ["pdflatex", "-interaction=nonstopmode", "main.tex"], ["pdflatex", "-interaction=nonstopmode", "main.tex"]):
+        run(*cmd)
+    log = (tmp_path / "main.log").read_text(errors="replace")
+    assert (tmp_path / "main.pdf").exists() and "\n! " not in log, log[-2000:]
+    assert "undefined" not in log  # every \cite found its entry
