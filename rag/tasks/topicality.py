@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.reading.grades import _STOP, FLOOR, OVERLAP_WEIGHT
+from rag.reading.grades import _STOP, OVERLAP_WEIGHT, RELEVANCE_FLOOR
 from rag.records import Hit
 from rag.reading.roles import roles_of
 from rag.reading.sentences import split_sentences
@@ -37,7 +37,7 @@ CONTRIBUTION = frozenset({"objective", "method", "result"})
 # above 0.6 gains more precision on the benchmark, whose papers have authored titles, but drops seed
 # papers that state their area only in the background ("computational optimal transport", 0.62-0.67).
 ON_TOPIC = 0.6
-NEAR = FLOOR  # near misses reach rag.reading.grades' floor
+NEAR = RELEVANCE_FLOOR  # near misses reach rag.reading.grades' relevance floor
 # Background sentences count BACKGROUND_DISCOUNT less: an abstract often names its area only there
 # ("Selective state space models such as Mamba have emerged ...") and then says "this paper develops a
 # control-theoretic framework", but a bandit paper's passing "switching costs" should not carry it.
