@@ -6,10 +6,13 @@
 
 The library is the 1,000 abstracts (CONTEXTS + LONG_ANSWER joined, in that order; paper_id = PubMed id),
 ingested once into library `pubmedqa` under --home (default /tmp/paperchat-pubmedqa). Each question is
-asked through `rag.tasks.ask.ask` (extractive); an answer is a hit when it cites the question's own
-abstract AND quotes at least one of its LONG_ANSWER sentences (the conclusion, which answers the question).
-Also reported: how often it abstains, and the share of quoted sentences taken from other abstracts
-(every question here has exactly one abstract about it, so those are padding).
+asked through `rag.tasks.ask.ask` (extractive) and scored by the yardstick `paperchat eval answers` uses
+(rag/evaluation/mlqa.py, loaded from this checkout whatever --root is): an answer is a hit when one of its
+sentences, citing the question's own abstract, quotes (or covers 80 % of the words of) one of its
+LONG_ANSWER sentences (the conclusion, which answers the question); `hit_any_paper` drops the "citing its
+own abstract" part (the mlqa README's rule). Also reported: how often it abstains, and the share of quoted
+sentences taken from other abstracts (every question here has exactly one abstract about it, so those are
+padding). `paperchat eval answers --pubmedqa ori_pqal.json` runs the same questions from the command line.
 
 It runs against whatever `rag` is importable from --root (default: this checkout), so the same script
 measures another worktree's code ("before"): `--root /work/main`.
@@ -25,6 +28,7 @@ import json
 import os
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
@@ -62,14 +66,27 @@ def library(home: Path, items: list[dict]):
     return lib, settings
 
 
-def norm(s: str) -> str:
-    return " ".join(s.split()).rstrip(".!? ").lower()
+@lru_cache(maxsize=1)
+def yardstick():
+    """rag/evaluation/mlqa.py of this checkout (the one scoring `paperchat eval answers` uses), loaded by
+    path so a --root without it (an older revision) is scored the same way."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("paperchat_yardstick", HERE / "rag" / "evaluation" / "mlqa.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def answer_sentences(item: dict) -> set[str]:
+def question_of(item: dict):
     from rag.reading.sentences import split_sentences
 
-    return {norm(s) for s in split_sentences(item["long_answer"])}
+    return yardstick().EvalQuestion(id=item["id"], q=item["question"], type="pqal",
+                                    answer_sentences=split_sentences(item["long_answer"]))
+
+
+def is_answer(sentence: str, question) -> bool:
+    return any(yardstick().covers(sentence, m) for m in question.answer_sentences)
 
 
 def quoted(ans) -> list[tuple[str, str]]:
@@ -85,22 +102,23 @@ def quoted(ans) -> list[tuple[str, str]]:
 def evaluate(lib, settings, items: list[dict]) -> dict:
     from rag.tasks.ask import ask
 
-    hit = own = abstained = 0
+    ys = yardstick()
+    scores = []
     n_quotes = other_quotes = 0
     for i, it in enumerate(items):
+        t0 = time.perf_counter()
         ans = ask(it["question"], lib, settings=settings)
+        scores.append(ys.score_answer(question_of(it), ans.as_json(), time.perf_counter() - t0))
         q = quoted(ans)
-        gold = answer_sentences(it)
-        abstained += bool(ans.abstained)
-        cites_own = any(c.paper.paper_id == it["id"] for c in ans.citations)
-        own += cites_own
-        hit += cites_own and any(pid == it["id"] and norm(s) in gold for pid, s in q)
         n_quotes += len(q)
         other_quotes += sum(pid != it["id"] for pid, _ in q)
         if (i + 1) % 100 == 0:
             log(f"  {i + 1}/{len(items)}")
     n = len(items)
-    return {"questions": n, "hit": hit / n, "cites_own": own / n, "abstained": abstained / n,
+    f = ys.answer_figures(scores)
+    return {"questions": n, "hit": f["hit_cites_own"], "hit_any_paper": f["hit"], "cites_own": f["cites_own"],
+            "abstained": f["abstained"], "own_paper_share": f["own_paper_share"], "answers_right": f["answers_right"],
+            "p50_seconds": f["p50_seconds"], "p95_seconds": f["p95_seconds"],
             "quotes_per_answer": n_quotes / n, "quotes_from_other_abstracts": other_quotes / max(1, n_quotes)}
 
 
@@ -119,15 +137,16 @@ def tune(lib, settings, items: list[dict]) -> dict:
         hits = search(lib, it["question"], settings.ask.sources)
         roles = roles_of([h.paper for h in hits], emb)
         per.append((it, hits, roles, covers(hits, settings)))
-        gold = answer_sentences(it)
+        gold = question_of(it)
         for c in candidates(it["question"], hits, emb, roles, ()):
-            if hits[c.hit].paper.paper_id == it["id"] and norm(c.sentence) in gold:
+            if hits[c.hit].paper.paper_id == it["id"] and is_answer(c.sentence, gold):
                 gold_scores.append(c.score)
         if (i + 1) % 100 == 0:
             log(f"  candidates {i + 1}/{len(items)}")
     gold_scores.sort()
     pct = {p: round(gold_scores[int(p / 100 * (len(gold_scores) - 1))], 3) for p in (1, 5, 10, 25, 50)}
     rows = []
+    golds = {it["id"]: question_of(it) for it, *_ in per}
     for bonus in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3):
         cand = [(it, hits, candidates(it["question"], hits, emb, roles, preferred_roles(it["question"]), bonus), ok)
                 for it, hits, roles, ok in per]
@@ -137,11 +156,11 @@ def tune(lib, settings, items: list[dict]) -> dict:
                     hit = abst = nq = other = 0
                     for it, hits, cs, ok in cand:
                         qs = pick(cs, settings.ask.max_sentences, floor, answers_at, ratio, ratio) if ok else []
-                        gold = answer_sentences(it)
+                        gold = golds[it["id"]]
                         abst += not qs
                         nq += len(qs)
                         other += sum(hits[q.hit].paper.paper_id != it["id"] for q in qs)
-                        hit += any(hits[q.hit].paper.paper_id == it["id"] and norm(q.sentence) in gold for q in qs)
+                        hit += any(hits[q.hit].paper.paper_id == it["id"] and is_answer(q.sentence, gold) for q in qs)
                     n = len(cand)
                     rows.append({"role_bonus": bonus, "floor": floor, "answers_at": answers_at, "ratio": ratio,
                                  "hit": hit / n, "abstained": abst / n, "quotes_per_answer": nq / n,
@@ -181,7 +200,8 @@ def main() -> int:
                   f"{r['abstained']:6.3f} {r['quotes_per_answer']:7.2f} {r['quotes_from_other_abstracts']:6.3f}")
     else:
         print(f"PubMedQA PQA-L, {half} half ({res['questions']} questions), rag from {args.root}:")
-        print(f"  cites its abstract and quotes a LONG_ANSWER sentence: {res['hit']:.3f}")
+        print(f"  quotes (or restates) a LONG_ANSWER sentence, citing its abstract: {res['hit']:.3f}   "
+              f"citing any paper: {res['hit_any_paper']:.3f}")
         print(f"  cites its abstract: {res['cites_own']:.3f}   abstains: {res['abstained']:.3f}   "
               f"sentences per answer: {res['quotes_per_answer']:.2f}   "
               f"of them from other abstracts: {res['quotes_from_other_abstracts']:.3f}")

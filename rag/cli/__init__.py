@@ -2,8 +2,8 @@
 
 Each command imports only what it needs, so a search starts fast. The commands live by what they do:
 `library_commands` (ingest, papers, stats, remove, sources, map), `task_commands` (search, ask, summarise,
-cite, compare, eval); the parser in `parser`, what they share in `common`. `serve` stays here: it is the
-one place the library imports the UI.
+cite, compare), `eval_commands` (eval retrieval, answers, summaries); the parser in `parser`, what they share
+in `common`. `serve` stays here: it is the one place the library imports the UI.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import os
 import sys
 
 from rag.cli.common import settings_of
+from rag.cli.eval_commands import cmd_eval
 from rag.cli.library_commands import cmd_ingest, cmd_map, cmd_papers, cmd_remove, cmd_sources, cmd_stats
 from rag.cli.parser import build_parser
-from rag.cli.task_commands import cmd_ask, cmd_cite, cmd_compare, cmd_eval, cmd_search, cmd_summarise
+from rag.cli.task_commands import cmd_ask, cmd_cite, cmd_compare, cmd_search, cmd_summarise
 
 
 def cmd_serve(args) -> int:

@@ -104,10 +104,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="each paper's coordinates and topic")
     p.add_argument("--refit", action="store_true", help="compute the layout afresh instead of updating it")
 
-    p = sub.add_parser("eval", help="measure retrieval quality")
+    p = sub.add_parser("eval", help="measure retrieval, answer and summary quality on a labelled set")
     esub = p.add_subparsers(dest="what", required=True)
     e = esub.add_parser("retrieval", help="nDCG@10, Recall@100, MRR@10 on a BEIR-format folder")
     e.add_argument("--beir", type=Path, required=True)
     e.add_argument("--split", default="test")
     e.add_argument("--json", action="store_true")
+
+    def add_run(e, what: str):
+        e.add_argument("--split", default="test", help="the split to report (default test; 'all' for every one)")
+        e.add_argument("--limit", type=positive, metavar="N", help=f"only the first N {what} (a quick look)")
+        e.add_argument("--fresh", action="store_true", help=f"ask every {what[:-1]} again instead of carrying on")
+        e.add_argument("--json", action="store_true", help="the report with every figure and each "
+                                                           f"{what[:-1]}'s score")
+
+    e = esub.add_parser("answers", help="ask a set's questions of the current answerer (extractive, or the "
+                                        "configured model); hit rate, citation shares, abstentions, latency")
+    src = e.add_mutually_exclusive_group(required=True)
+    src.add_argument("--mlqa", type=Path, metavar="DIR", help="an mlqa folder (library.jsonl, questions.jsonl)")
+    src.add_argument("--pubmedqa", type=Path, metavar="FILE", help="PubMedQA PQA-L's ori_pqal.json")
+    add_run(e, "questions")
+    e = esub.add_parser("summaries", help="summarise a set's research areas; precision, core recall, empty ones")
+    e.add_argument("--mlqa", type=Path, metavar="DIR", required=True, help="an mlqa folder (library.jsonl, topics.jsonl)")
+    add_run(e, "areas")
     return ap

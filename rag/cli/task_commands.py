@@ -1,4 +1,4 @@
-"""The commands that ask the library something: search, ask, summarise, cite, compare, eval."""
+"""The commands that ask the library something: search, ask, summarise, cite, compare."""
 
 from __future__ import annotations
 
@@ -118,16 +118,4 @@ def cmd_compare(args) -> int:
         return 1
     for f in table.flags:
         print(f"note: {f}", file=sys.stderr)
-    return 0
-
-
-def cmd_eval(args) -> int:
-    from rag.evaluation.retrieval import evaluate_beir
-
-    res = evaluate_beir(args.beir, args.split, settings_of(args), progress=None)
-    if args.json:
-        print_json(res)
-    else:
-        print(f"nDCG@10 {res['ndcg@10']:.4f}  Recall@100 {res['recall@100']:.4f}  MRR@10 {res['mrr@10']:.4f}  "
-              f"({res['queries']} queries, {res['seconds']:.1f} s)")
     return 0

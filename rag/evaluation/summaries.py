@@ -1,0 +1,48 @@
+"""`paperchat eval summaries`: every research area of a set summarised by the current answerer in the eval's
+own library, each summary scored by its reference list (rag.evaluation.mlqa.score_summary)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rag.evaluation.mlqa import Topic, load_topics, score_summary, summary_figures
+from rag.evaluation.runs import RunFile, answerer_of, check_answerer, provenance, run_key
+from rag.evaluation.workspace import open_eval_library
+from rag.settings import Settings
+
+
+def summarise_all(topics: Sequence[Topic], library, model=None, progress: bool | None = None,
+                  fresh: bool = False) -> tuple[list, RunFile, int]:
+    from tqdm import tqdm
+
+    from rag.tasks.summarise import summarise
+
+    settings = library.settings
+    key = run_key(settings, answerer_of(settings, model), "summaries", model)
+    run = RunFile(settings.home / "runs" / f"summaries-{key}.jsonl", fresh)
+    todo = [t for t in topics if t.topic not in run.done]
+    with tqdm(total=len(topics), initial=len(topics) - len(todo), unit=" areas", leave=False,
+              disable=None if progress is None else not progress) as bar:
+        for t in todo:
+            t0 = time.perf_counter()
+            res = summarise(t.topic, library, settings=settings, model=model)
+            run.add({"id": t.topic, "seconds": round(time.perf_counter() - t0, 4), "abstained": res.abstained,
+                     "cited": [c.paper.paper_id for c in res.citations], "summary": res.as_json()})
+            bar.update(1)
+    rows = [run.done[t.topic] for t in topics]
+    return [score_summary(t, r["cited"], r["abstained"], r.get("seconds")) for t, r in zip(topics, rows)], run, len(todo)
+
+
+def evaluate_summaries(settings: Settings, *, mlqa: Path, split: str = "test", limit: int | None = None,
+                       model=None, progress: bool | None = None, fresh: bool = False) -> dict:
+    """The report of `paperchat eval summaries` on an mlqa folder."""
+    t0 = time.perf_counter()
+    check_answerer(settings, model)
+    topics = load_topics(Path(mlqa), split)
+    topics = topics[:limit] if limit else topics
+    library = open_eval_library(settings, "mlqa", Path(mlqa) / "library.jsonl", progress=progress)
+    scores, run, now = summarise_all(topics, library, model, progress, fresh)
+    return {**provenance("mlqa", split, library, settings, model, run, len(topics), now, time.perf_counter() - t0),
+            "overall": summary_figures(scores), "per_area": [s.model_dump() for s in scores]}
