@@ -58,18 +58,27 @@ BASE = ("cos", "cos_minus_best", "cos_minus_mean", "is_best", "cos_rank", "overl
         "adds", "position", "first", "last", "abstract_length", "prev_cos", "next_cos", "length",
         "own_voice", "finding_opening", "contribution_opening", "study_opening", "result_words",
         "background_words", "defines", "leans", "question_mark", "number", "after_study", "after_finding",
-        *(f"role_{r}" for r in ROLES))
+        *(f"role_{r}" for r in ROLES), "domain")
 # The features each question kind re-weighs (kind x feature), besides the kind's own intercept.
 CROSSED = ("cos", "cos_minus_best", "overlap", "adds", "position", "first", "last", "own_voice", "finding_opening",
            "contribution_opening", "study_opening", "result_words", "background_words", "defines",
            *(f"role_{r}" for r in ROLES))
-NAMES = (*BASE, *(f"kind_{k}" for k in KINDS), *(f"{k}*{f}" for k in KINDS for f in CROSSED))
+# What the abstract's field re-weighs: a biomedical abstract answers in its labelled conclusion at the end, a
+# machine-learning one after "we show" in the middle ("domain" is where the abstract's mean vector lies on
+# the line from ML abstracts to biomedical ones, learned with the weights).
+BY_DOMAIN = ("cos", "cos_minus_best", "position", "first", "last", "finding_opening", "contribution_opening",
+             "study_opening", "background_words", "number", *(f"role_{r}" for r in ROLES))
+NAMES = (*BASE, *(f"kind_{k}" for k in KINDS), *(f"{k}*{f}" for k in KINDS for f in CROSSED),
+         *(f"domain*{f}" for f in BY_DOMAIN))
 _CROSS_IDX = [BASE.index(f) for f in CROSSED]
+_DOMAIN_IDX = [BASE.index(f) for f in BY_DOMAIN]
 
 
 def features(question: str, sentences: list[str], vectors: np.ndarray, question_vector: np.ndarray,
-             roles: list[str] | None = None, question_kind: str | None = None) -> np.ndarray:
-    """One row per sentence of ONE abstract (columns: NAMES). Vectors are L2-normalised MiniLM vectors."""
+             roles: list[str] | None = None, question_kind: str | None = None,
+             domain: np.ndarray | None = None) -> np.ndarray:
+    """One row per sentence of ONE abstract (columns: NAMES). Vectors are L2-normalised MiniLM vectors;
+    `domain` is the learned direction from ML to biomedical abstracts (the shipped model's by default)."""
     n = len(sentences)
     if n == 0:
         return np.zeros((0, len(NAMES)), dtype=np.float32)
@@ -120,18 +129,24 @@ def features(question: str, sentences: list[str], vectors: np.ndarray, question_
     # A finding often follows the sentence that poses the study ("We study X. We show that ...").
     f[1:, col["after_study"]] = np.maximum.accumulate(study)[:-1]
     f[1:, col["after_finding"]] = finding[:-1]
+    d = model().domain if domain is None else domain
+    f[:, col["domain"]] = float(v.mean(axis=0) @ d)
     k = question_kind or kind(question)
     onehot = np.zeros((n, len(KINDS)), dtype=np.float32)
     onehot[:, KINDS.index(k)] = 1.0
     crossed = (onehot[:, :, None] * f[:, None, _CROSS_IDX]).reshape(n, -1)
-    return np.hstack([f, onehot, crossed])
+    by_domain = f[:, [col["domain"]]] * f[:, _DOMAIN_IDX]
+    return np.hstack([f, onehot, crossed, by_domain])
 
 
 class AnswerScorer:
-    """A logistic regression over standardised features: weights, intercept, and the training mean/scale."""
+    """A logistic regression over standardised features: weights, intercept, the training mean/scale, and the
+    domain direction (mean biomedical minus mean ML sentence vector of the training abstracts, unit length)."""
 
-    def __init__(self, coef: np.ndarray, intercept: float, mean: np.ndarray, scale: np.ndarray, names=NAMES):
+    def __init__(self, coef: np.ndarray, intercept: float, mean: np.ndarray, scale: np.ndarray, domain: np.ndarray,
+                 names=NAMES):
         self.coef = np.asarray(coef, dtype=np.float32).ravel()
+        self.domain = np.asarray(domain, dtype=np.float32)
         self.intercept = float(intercept)
         self.mean = np.asarray(mean, dtype=np.float32)
         self.scale = np.asarray(scale, dtype=np.float32)
@@ -142,11 +157,12 @@ class AnswerScorer:
     @classmethod
     def load(cls, path: Path = WEIGHTS) -> "AnswerScorer":
         with np.load(path) as z:
-            return cls(z["coef"], float(z["intercept"]), z["mean"], z["scale"], [str(x) for x in z["names"]])
+            return cls(z["coef"], float(z["intercept"]), z["mean"], z["scale"], z["domain"],
+                       [str(x) for x in z["names"]])
 
     def save(self, path: Path) -> None:
         np.savez_compressed(path, coef=self.coef, intercept=np.float32(self.intercept), mean=self.mean,
-                            scale=self.scale, names=np.array(NAMES))
+                            scale=self.scale, domain=self.domain, names=np.array(NAMES))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         z = ((np.asarray(x, dtype=np.float32) - self.mean) / self.scale) @ self.coef + self.intercept
