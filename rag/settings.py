@@ -57,7 +57,7 @@ class AskSettings(BaseModel):
     # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on train splits
     # (bench/train_answer_scorer.py; rag.reading.grades says how).
     floor: float = 0.10
-    answers_at: float = 0.50
+    answers_at: float = 0.60
 
 
 class EmbeddingsSettings(BaseModel):

@@ -25,7 +25,7 @@ def test_the_shipped_weights_load_offline_and_are_small(monkeypatch):
     answer_scorer.model.cache_clear()
     m = answer_scorer.model()
     assert answer_scorer.WEIGHTS.stat().st_size < 64_000
-    assert m.coef.shape == (len(answer_scorer.NAMES),) and m.domain.shape == (384,)
+    assert m.coef.shape == (len(answer_scorer.NAMES),) and m.domain.shape == (384 + 2,)
     # the same object on every call: loaded once per process
     assert answer_scorer.model() is m
 

@@ -130,7 +130,10 @@ def features(question: str, sentences: list[str], vectors: np.ndarray, question_
     f[1:, col["after_study"]] = np.maximum.accumulate(study)[:-1]
     f[1:, col["after_finding"]] = finding[:-1]
     d = model().domain if domain is None else domain
-    f[:, col["domain"]] = float(v.mean(axis=0) @ d)
+    # 0 for an abstract like the ML training abstracts, 1 like the biomedical ones (d[-2:] are their means on
+    # the direction d[:-2]): crossed features stay 0 on ML abstracts, so theirs are learned from ML rows.
+    lo, hi = float(d[-2]), float(d[-1])
+    f[:, col["domain"]] = np.clip((float(v.mean(axis=0) @ d[:-2]) - lo) / max(hi - lo, 1e-6), 0.0, 1.0)
     k = question_kind or kind(question)
     onehot = np.zeros((n, len(KINDS)), dtype=np.float32)
     onehot[:, KINDS.index(k)] = 1.0
@@ -141,7 +144,8 @@ def features(question: str, sentences: list[str], vectors: np.ndarray, question_
 
 class AnswerScorer:
     """A logistic regression over standardised features: weights, intercept, the training mean/scale, and the
-    domain direction (mean biomedical minus mean ML sentence vector of the training abstracts, unit length)."""
+    domain line (mean biomedical minus mean ML sentence vector of the training abstracts, unit length, then
+    the two sets' mean positions on it)."""
 
     def __init__(self, coef: np.ndarray, intercept: float, mean: np.ndarray, scale: np.ndarray, domain: np.ndarray,
                  names=NAMES):

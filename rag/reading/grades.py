@@ -26,7 +26,7 @@ from pydantic import BaseModel
 Grade = Literal["answers", "related", "weak"]
 
 FLOOR = 0.10
-ANSWERS_AT = 0.50
+ANSWERS_AT = 0.60
 # What topicality's near misses must reach on relevance (not a probability): 0.40, chosen on PubMedQA as the
 # answerer's relevance floor before the answer scorer.
 RELEVANCE_FLOOR = 0.40
