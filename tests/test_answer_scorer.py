@@ -55,11 +55,12 @@ def test_the_main_result_is_quoted_not_the_background(seeds_library):
 
 
 def test_a_restating_sentence_is_not_graded_answers(seeds_library):
+    from rag.library.retrieval import search
     from rag.reading.citation_grades import evidence_probabilities
     from rag.reading.roles import roles_of
     from rag.tasks.extractive import sentences_of
 
-    paper = next(p for p in seeds_library.papers() if HEADS_RESTATES in p.abstract)
+    paper = next(h.paper for h in search(seeds_library, HEADS_Q, 5) if HEADS_RESTATES in h.paper.abstract)
     sents = sentences_of(paper)
     restates = next(s for s in sents if HEADS_RESTATES in s)
     answers = next(s for s in sents if HEADS_ANSWER in s)

@@ -115,9 +115,10 @@ class _Answerable:
         return bool(self.quotes)
 
     def answering_hits(self) -> list[int]:
-        """Hits with a sentence above the floor, by their best sentence's answer probability, best first (the
-        sources an LLM is given, in that order)."""
-        out: list[int] = []
+        """The sources an LLM is given, in that order: the papers the extractive answer quotes (its lead
+        first), then every other hit with a sentence above the floor, by its best sentence's answer
+        probability. Hits with none are cut."""
+        out = list(dict.fromkeys(q.hit for q in self.quotes))
         for q in self.cands:
             if q.score >= self.floor and q.hit not in out:
                 out.append(q.hit)
@@ -185,9 +186,9 @@ def _answer(question: str, found: _Answerable, library: Library, settings: Setti
     emb = library.text_embedder
     hits = found.hits
     if model is not None:
-        # The model sees only the sources with a sentence above the floor, the one most likely to answer
-        # first (the answer scorer's order, as the extractive answer's), keeping their numbers so its
-        # citations resolve against all hits; each sentence marked with its role.
+        # The model sees only the sources with a sentence above the floor, the ones the extractive answer
+        # quotes first (answering_hits), keeping their numbers so its citations resolve against all hits;
+        # each sentence marked with its role.
         keep = found.answering_hits()
         sources = format_sources([hits[i] for i in keep], settings.prompts_dir, [found.roles[i] for i in keep],
                                  [i + 1 for i in keep])

@@ -7,7 +7,7 @@ the sentence adds beyond the question's words, position, role and wording, so th
 the question no longer beats the one that answers it):
 - a sentence is quoted only when its probability reaches the floor (settings.ask.floor); when none does,
   nothing is quoted and the caller says the library does not answer;
-- the most probable sentence leads. When it answers (probability >= settings.ask.answers_at) it is a complete
+- the most probable sentence of the best-retrieved paper that has one above the floor leads. When it answers (probability >= settings.ask.answers_at) it is a complete
   answer; its paper adds a second sentence only when that one answers too, or -- when the lead does not
   answer -- when it is nearly as probable (SAME_PAPER_RATIO). Another paper is quoted only when its own
   best sentence answers -- never to reach a length;
@@ -80,7 +80,12 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
     ok = [q for q in cands if q.score >= floor]
     if not ok:
         return []
-    lead = ok[0]
+    # The lead comes from the best-retrieved paper with a sentence above the floor: the scorer reads each
+    # sentence against its own abstract, so across papers retrieval knows better which paper is about the
+    # question (it ranks the question's paper first for 0.91 of mlqa questions; leading with the most
+    # probable sentence of any paper measured lower, docs/changes/issue-30.md).
+    first = min(q.hit for q in ok)
+    lead = next(q for q in ok if q.hit == first)
     chosen = [lead]
     said = normalise_text(lead.sentence).lower()  # an abstract repeating a sentence is quoted once
 
