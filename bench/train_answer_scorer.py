@@ -51,6 +51,8 @@ SEED = 0
 C_GRID = (0.1,)
 MLQA_WEIGHT = (20.0,)
 PARTIAL = ("dropped",)
+# Other abstracts read as all-negative per question (closest first): mlqa's own, and fewer of the larger sets.
+NEGATIVES = {"mlqa": 3, "pubmedqa": 1, "scifact": 1}
 ROLE_BONUS = 0.3  # today's extractive ranking (rag.tasks.extractive before this scorer)
 
 
@@ -156,6 +158,27 @@ def prepare(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndarray) -
         it["today"] = rel + np.array([ROLE_BONUS if r in wanted else 0.0 for r in it["roles"]])
 
 
+def add_negatives(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndarray, k: int) -> None:
+    """Each item's question read against the k other abstracts of its set and split whose best sentence is
+    closest to it (as retrieval would offer them), every sentence a negative: the probability must also say
+    when an abstract does not answer at all, not only which of its sentences answers best (in place)."""
+    mats = [np.stack([vec[s] for s in it["sentences"]]) for it in items]
+    owner = np.concatenate([[i] * len(m) for i, m in enumerate(mats)])
+    flat = np.vstack(mats)
+    for i, it in enumerate(items):
+        best = np.full(len(items), -2.0)
+        np.maximum.at(best, owner, flat @ vec[it["q"]])
+        best[i] = -2.0
+        xs = []
+        for j in np.argsort(-best)[:k]:
+            o = items[int(j)]
+            if norm(" ".join(o["sentences"])) == norm(" ".join(it["sentences"])):
+                continue
+            roles = o.get("roles") or classify_vectors(mats[int(j)], o["sentences"])
+            xs.append(sc.features(it["q"], o["sentences"], mats[int(j)], vec[it["q"]], roles, domain=domain))
+        it["x_neg"] = np.vstack(xs) if xs else np.zeros((0, len(sc.NAMES)), dtype=np.float32)
+
+
 def ranking(items: list[dict], scores: list[np.ndarray]) -> dict:
     """MRR of the first answer sentence inside each item's abstract, and top-1 hit (ties: text order)."""
     rr, top = [], []
@@ -174,9 +197,10 @@ def stack(items: list[dict], partial: str, weight: float = 1.0):
     for it in items:
         lab = np.array(it["label"])
         keep = lab != 2 if partial == "dropped" else np.ones(len(lab), bool)
-        xs.append(it["x"][keep])
-        ys.append((lab[keep] == 1).astype(int))
-        ws.append(np.full(int(keep.sum()), weight))
+        neg = it.get("x_neg", np.zeros((0, it["x"].shape[1]), dtype=np.float32))
+        xs.append(np.vstack([it["x"][keep], neg]))
+        ys.append(np.concatenate([(lab[keep] == 1).astype(int), np.zeros(len(neg), dtype=int)]))
+        ws.append(np.full(int(keep.sum()) + len(neg), weight))
     return np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
 
 
@@ -236,6 +260,9 @@ def main() -> int:
     t = time.time()
     domain = domain_direction(sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"], vec)
     prepare(every, vec, domain)
+    for name, s in sets.items():
+        for split in ("train", "test"):
+            add_negatives(s[split], vec, domain, NEGATIVES[name])
     print(f"features of {sum(len(it['sentences']) for it in every)} sentences in {time.time() - t:.0f} s",
           file=sys.stderr)
     ml, others = sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"]
