@@ -25,8 +25,8 @@ from pydantic import BaseModel
 
 Grade = Literal["answers", "related", "weak"]
 
-FLOOR = 0.10
-ANSWERS_AT = 0.60
+FLOOR = 0.20
+ANSWERS_AT = 0.80
 # What topicality's near misses must reach on relevance (not a probability): 0.40, chosen on PubMedQA as the
 # answerer's relevance floor before the answer scorer.
 RELEVANCE_FLOOR = 0.40

@@ -33,8 +33,8 @@ from rag.reading.sentences import split_sentences
 from rag.reading.standalone import standing
 
 # A lead that does not answer may be joined by its paper's next sentence at this share of its probability
-# (chosen on mlqa train end to end, bench/mlqa_answers.py; docs/changes/issue-30.md).
-SAME_PAPER_RATIO = 0.8
+# (chosen on mlqa train end to end with floor and answers_at, bench/tune_answer_pick.py; docs/changes/issue-30.md).
+SAME_PAPER_RATIO = 0.5
 
 
 @dataclass
