@@ -8,8 +8,8 @@ the question no longer beats the one that answers it):
 - a sentence is quoted only when its probability reaches the floor (settings.ask.floor); when none does,
   nothing is quoted and the caller says the library does not answer;
 - the most probable sentence of the best-retrieved paper that has one above the floor leads. When it answers (probability >= settings.ask.answers_at) it is a complete
-  answer; its paper adds a second sentence only when that one answers too, or -- when the lead does not
-  answer -- when it is nearly as probable (SAME_PAPER_RATIO). Another paper is quoted only when its own
+  answer, quoted alone from its paper; a lead that does not answer is joined by its paper's next sentence when
+  that one reaches SAME_PAPER_RATIO of its probability. Another paper is quoted only when its own
   best sentence answers -- never to reach a length;
 - every quote stands alone (rag.reading.standalone): a sentence whose opening clause leans on the sentence before
   ("To address these challenges, we propose X") is quoted from its main clause ("We propose X"); one that
@@ -89,8 +89,8 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
     chosen = [lead]
     said = normalise_text(lead.sentence).lower()  # an abstract repeating a sentence is quoted once
 
-    def second_ok(q: Quote) -> bool:
-        return q.score >= answers_at or (lead.score < answers_at and q.score >= same_ratio * lead.score)
+    def second_ok(q: Quote) -> bool:  # one sentence that answers is a complete answer
+        return lead.score < answers_at and q.score >= same_ratio * lead.score
 
     second = next((q for q in ok[1:] if q.hit == lead.hit and second_ok(q)
                    and normalise_text(q.sentence).lower() != said), None)
