@@ -56,7 +56,7 @@ class AskSettings(BaseModel):
     # a sentence is quoted (and a source given to the model) only from `floor`; a citation is graded
     # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on train splits
     # (bench/train_answer_scorer.py; rag.reading.grades says how).
-    floor: float = 0.20
+    floor: float = 0.10
     answers_at: float = 0.90
 
 
