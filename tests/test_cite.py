@@ -77,11 +77,13 @@ def test_evidence_is_graded_for_the_claim_and_its_card_shows_the_grade(seeds_lib
     assert js["supported"] is True and js["stance"] == "related"  # the older fields keep their meaning
     card = render_evidence(res, res.claim, 1).panel.split('id="pc-1-1"')[1].split("</article>")[0]
     badges = re.findall(r'class="pc-badge ([\w-]+)">([^<]*)<', card)
+    from html import escape
+
     from ui.render import GRADE_CLASS, GRADE_TITLES
 
     assert badges == [(GRADE_CLASS[first.grade], f"{first.grade} {first.grade_score:.2f}"),
                       ("pc-related", "stance: related")], badges
-    assert GRADE_TITLES["claim"][first.grade] in card and "quoted verbatim" in card and "✓ supported" not in card
+    assert escape(GRADE_TITLES["claim"][first.grade]) in card and "quoted verbatim" in card and "✓ supported" not in card
     # a claim the library does not hold: none of the nearest papers' sentences answers it
     off = cite("The Eiffel Tower is the tallest building in Paris.", seeds_library, settings=seeds_library.settings)
     assert off.nearest and all(e.grade != "answers" for e in off.nearest)
