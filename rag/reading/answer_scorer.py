@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.reading.grades import content_stems
+from rag.reading.grades import content_stems, relevance
 from rag.reading.questions import kind
-from rag.reading.roles import ROLES
+from rag.reading.roles import ROLES, _is_minilm
 from rag.reading.standalone import standing
 from rag.reading.voice import defines, own_voice
 
@@ -195,6 +195,11 @@ def probabilities(question: str, abstracts: list[list[str]], embedder,
     flat = [s for ss in abstracts for s in ss]
     if not flat:
         return [np.zeros(0, dtype=np.float32) for _ in abstracts]
+    if not _is_minilm(embedder):
+        # Trained on MiniLM's cosines: another embedder's (an endpoint's model, the tests' hashing fake) sit
+        # on another scale, so the probability falls back to the relevance score (rag.reading.grades) in 0..1.
+        rel = np.clip(relevance(question, flat, embedder), 0.0, 1.0)
+        return _split(rel, abstracts)
     vecs = np.asarray(embedder.embed_array([question] + flat), dtype=np.float32)
     vecs = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
     qv, sv = vecs[0], vecs[1:]
@@ -202,5 +207,13 @@ def probabilities(question: str, abstracts: list[list[str]], embedder,
     for a, ss in enumerate(abstracts):
         rs = roles[a] if roles and a < len(roles) else None
         out.append(score_abstract(question, ss, sv[i : i + len(ss)], qv, rs))
+        i += len(ss)
+    return out
+
+
+def _split(flat: np.ndarray, abstracts: list[list[str]]) -> list[np.ndarray]:
+    out, i = [], 0
+    for ss in abstracts:
+        out.append(np.asarray(flat[i : i + len(ss)], dtype=np.float32))
         i += len(ss)
     return out
