@@ -18,7 +18,7 @@ It runs against whatever `rag` is importable from --root (default: this checkout
 measures another worktree's code ("before"): `--root /work/main`.
 
 Tuning (--tune) reads candidates once per question and scores a grid of rag.tasks.extractive.pick settings
-(floor, role bonus, ratios) on questions 1-500 only; the report half is never used for choices.
+(floor, answers_at, the same-paper ratio) on questions 1-500 only; the report half is never used for choices.
 """
 
 from __future__ import annotations
@@ -125,7 +125,6 @@ def evaluate(lib, settings, items: list[dict]) -> dict:
 def tune(lib, settings, items: list[dict]) -> dict:
     """Grid over pick()'s settings on candidates computed once per question."""
     from rag.tasks.extractive import candidates, pick
-    from rag.reading.questions import preferred_roles
     from rag.library.retrieval import search
     from rag.reading.roles import roles_of
     from rag.tasks.ask import covers
@@ -138,7 +137,7 @@ def tune(lib, settings, items: list[dict]) -> dict:
         roles = roles_of([h.paper for h in hits], emb)
         per.append((it, hits, roles, covers(hits, settings)))
         gold = question_of(it)
-        for c in candidates(it["question"], hits, emb, roles, ()):
+        for c in candidates(it["question"], hits, emb, roles):
             if hits[c.hit].paper.paper_id == it["id"] and is_answer(c.sentence, gold):
                 gold_scores.append(c.score)
         if (i + 1) % 100 == 0:
@@ -147,24 +146,24 @@ def tune(lib, settings, items: list[dict]) -> dict:
     pct = {p: round(gold_scores[int(p / 100 * (len(gold_scores) - 1))], 3) for p in (1, 5, 10, 25, 50)}
     rows = []
     golds = {it["id"]: question_of(it) for it, *_ in per}
-    for bonus in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3):
-        cand = [(it, hits, candidates(it["question"], hits, emb, roles, preferred_roles(it["question"]), bonus), ok)
-                for it, hits, roles, ok in per]
-        for floor in (0.3, 0.35, 0.4, 0.45):
-            for answers_at in (0.5, 0.55, 0.6, 0.65):
-                for ratio in (0.85, 0.92, 1.0):
-                    hit = abst = nq = other = 0
-                    for it, hits, cs, ok in cand:
-                        qs = pick(cs, settings.ask.max_sentences, floor, answers_at, ratio, ratio) if ok else []
-                        gold = golds[it["id"]]
-                        abst += not qs
-                        nq += len(qs)
-                        other += sum(hits[q.hit].paper.paper_id != it["id"] for q in qs)
-                        hit += any(hits[q.hit].paper.paper_id == it["id"] and is_answer(q.sentence, gold) for q in qs)
-                    n = len(cand)
-                    rows.append({"role_bonus": bonus, "floor": floor, "answers_at": answers_at, "ratio": ratio,
-                                 "hit": hit / n, "abstained": abst / n, "quotes_per_answer": nq / n,
-                                 "quotes_from_other_abstracts": other / max(1, nq)})
+    # pick() on the answer scorer's probabilities (rag.reading.answer_scorer): floor, answers_at, the ratio
+    # at which a lead that does not answer takes its paper's next sentence
+    cand = [(it, hits, candidates(it["question"], hits, emb, roles), ok) for it, hits, roles, ok in per]
+    for floor in (0.05, 0.1, 0.2):
+        for answers_at in (0.4, 0.5, 0.6):
+            for ratio in (0.7, 0.8, 0.9):
+                hit = abst = nq = other = 0
+                for it, hits, cs, ok in cand:
+                    qs = pick(cs, settings.ask.max_sentences, floor, answers_at, ratio) if ok else []
+                    gold = golds[it["id"]]
+                    abst += not qs
+                    nq += len(qs)
+                    other += sum(hits[q.hit].paper.paper_id != it["id"] for q in qs)
+                    hit += any(hits[q.hit].paper.paper_id == it["id"] and is_answer(q.sentence, gold) for q in qs)
+                n = len(cand)
+                rows.append({"floor": floor, "answers_at": answers_at, "ratio": ratio,
+                             "hit": hit / n, "abstained": abst / n, "quotes_per_answer": nq / n,
+                             "quotes_from_other_abstracts": other / max(1, nq)})
     return {"questions": len(items), "gold_sentence_score_percentiles": pct, "grid": rows}
 
 
@@ -194,9 +193,9 @@ def main() -> int:
     elif args.tune:
         print(f"relevance of the LONG_ANSWER sentences among the candidates, percentiles: "
               f"{res['gold_sentence_score_percentiles']}")
-        print(f"{'bonus':>6} {'floor':>6} {'answers':>8} {'ratio':>6} {'hit':>6} {'abst':>6} {'quotes':>7} {'other':>6}")
+        print(f"{'floor':>6} {'answers':>8} {'ratio':>6} {'hit':>6} {'abst':>6} {'quotes':>7} {'other':>6}")
         for r in sorted(res["grid"], key=lambda r: -r["hit"])[:40]:
-            print(f"{r['role_bonus']:6.2f} {r['floor']:6.2f} {r['answers_at']:8.2f} {r['ratio']:6.2f} {r['hit']:6.3f} "
+            print(f"{r['floor']:6.2f} {r['answers_at']:8.2f} {r['ratio']:6.2f} {r['hit']:6.3f} "
                   f"{r['abstained']:6.3f} {r['quotes_per_answer']:7.2f} {r['quotes_from_other_abstracts']:6.3f}")
     else:
         print(f"PubMedQA PQA-L, {half} half ({res['questions']} questions), rag from {args.root}:")

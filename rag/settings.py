@@ -60,11 +60,12 @@ class AskSettings(_Finite):
     # Below this cosine between the question and the best chunk the library is taken not to cover the
     # question. Chosen on the seeds (docs/design.md): paraphrased questions >= 0.35, off-topic ones <= 0.19.
     abstain_below: float = 0.27
-    # A sentence is quoted (and a source given to the model) only when its relevance to the question
-    # (rag.reading.grades: cosine plus a share for repeated content words) reaches `floor`; a citation is graded
-    # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on PubMedQA (docs/quality.md).
-    floor: float = 0.40
-    answers_at: float = 0.60
+    # Both on the answer scorer's probability that a sentence answers the question (rag.reading.answer_scorer):
+    # a sentence is quoted (and a source given to the model) only from `floor`; a citation is graded
+    # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on train splits
+    # (bench/train_answer_scorer.py; rag.reading.grades says how).
+    floor: float = 0.10
+    answers_at: float = 0.90
 
 
 class EmbeddingsSettings(_Finite):

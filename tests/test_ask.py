@@ -230,7 +230,9 @@ def test_an_llm_citation_of_a_source_that_does_not_answer_is_graded_weak(lib, se
     right, wrong = order.index("diffusion") + 1, order.index("lora") + 1
     model = FakeListChatModel(responses=[f"Diffusion models trained on disjoint data produce similar images from the "
                                          f"same noise [{right}]. LoRA uses adapters [{wrong}]."])
-    ans = ask(q, lib, settings=settings.model_copy(update={"ask": settings.ask.model_copy(update={"floor": 0.4})}),
+    # With the hashing fake (not MiniLM) the answer scorer's probability is the relevance score, clipped.
+    floor = 0.4
+    ans = ask(q, lib, settings=settings.model_copy(update={"ask": settings.ask.model_copy(update={"floor": floor})}),
               model=model)
     by_id = {c.paper.paper_id: c for c in ans.citations}
     assert by_id["diffusion"].grade in ("answers", "related") and by_id["lora"].grade == "weak"

@@ -75,7 +75,9 @@ def test_a_how_question_quotes_the_sentence_that_answers_and_nothing_else(seeds_
     # one paper answers this; no other is quoted to reach a length
     assert len(ans.citations) == 1 and cites(ans, "000", 2)
     c = ans.citations[0]
-    assert c.grade == "answers" and c.quoted and c.supported
+    # graded by the answer scorer's probability (issue 30; `answers` only from 0.90): at least related
+    assert c.grade in ("answers", "related") and c.grade_score >= seeds_library.settings.ask.floor
+    assert c.quoted and c.supported
 
 
 def test_the_answer_quotes_the_main_clause_not_a_clause_leaning_on_unquoted_text(seeds_library):

@@ -69,7 +69,7 @@ def test_a_full_disk_is_one_line_and_the_library_agrees_once_space_returns(tmp_p
         assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr[-2000:]
         assert len(got.stderr.strip().splitlines()) == 1 and "free some space and run the same command again" in got.stderr
         # (Not checked here: a search right after sometimes hangs inside Chroma's bindings, the issue's 150 s
-        # futex wait; it is still open -- docs/changes/issue-28.md.)
+        # futex wait; it is still open -- docs/guarantees.md, "Disks and permissions".)
         if subprocess.run(["mount", "-o", "remount,size=256m", str(disk)], capture_output=True).returncode:
             return
         got = _run(disk, "ingest", big)  # space back: the same command finishes the job

@@ -229,7 +229,8 @@ _CITING = {"question": "the answer's sentence", "topic": "the summary's sentence
 
 def grade_note(c, about: str = "question") -> str:
     """The line under a card's head: what the grade means with its score, the evidence's role, quoted or not."""
-    bits = [f"{GRADE_TITLES[about][c.grade]} (score {c.grade_score:.2f})"]
+    # The score is the answer scorer's probability that the sentence answers (rag.reading.answer_scorer).
+    bits = [f"{GRADE_TITLES[about][c.grade]} (probability it answers: {c.grade_score:.2f})"]
     role = getattr(c, "role", "") or next(iter(getattr(c, "roles", None) or []), "")
     if role:
         bits.append(f"the sentence is the abstract's {role}")
@@ -240,8 +241,8 @@ def grade_note(c, about: str = "question") -> str:
 
 def citation_badge(c, about: str = "question") -> tuple[str, str, str]:
     """(badge text, badge class, extra HTML) for a citation: its grade (how well the evidence answers the
-    question, bears on the summary's topic or on the claim: `about`) with the score, and '✗ not supported'
-    beside it when the sentence citing it does not rest on the evidence."""
+    question, bears on the summary's topic or on the claim: `about`) with its probability, and '✗ not
+    supported' beside it when the sentence citing it does not rest on the evidence."""
     grade = getattr(c, "grade", None)
     if grade is None:  # a citation graded by nothing (older callers): say only what the check found
         return ("✓ supported", "pc-ok", "") if c.supported else ("✗ not supported", "pc-bad", "")

@@ -1,36 +1,32 @@
 """Every citation graded the same way, whatever cites it: an answer (against its question), a summary (its
 topic) or an evidence list (its claim).
 
-A citation's grade says how well its evidence answers what was asked of it: the best of its evidence
-sentences' relevance (rag.reading.grades) plus the role bonus when the sentence's role is one the query's kind
-wants (rag.reading.questions: method for "how", result for a finding, objective/method/result for a bare topic or
-a claim), graded answers / related / weak. A sentence whose relevance alone is below the floor is `weak`
-whatever its role. Separately, `quoted` says every sentence citing it is verbatim in the abstract.
+A citation's grade says how well its evidence answers what was asked of it: the answer scorer's probability
+(rag.reading.answer_scorer) that the best of its evidence sentences answers the query, read in the paper's
+own abstract (the scorer weighs a sentence against its abstract's others). `answers` from
+settings.ask.answers_at (chosen so that on mlqa test at least 85 % of citations graded `answers` quote a
+marked answer or partial sentence of the right paper), `related` from the floor, `weak` below it; the score
+shown is that probability. Separately, `quoted` says every sentence citing it is verbatim in the abstract.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rag.reading.answer_scorer import probabilities
 from rag.reading.citations import quote
-from rag.reading.grades import ROLE_BONUS, Graded, graded, relevance
-from rag.reading.questions import preferred_roles
+from rag.reading.grades import Graded, graded
+from rag.reading.sentences import split_sentences
 from rag.records import Citation, normalise_text
 
 
-def grade_scores(scores: Sequence[float], roles: Sequence[str], wanted: Sequence[str], floor: float,
-                 answers_at: float, bonus: float = ROLE_BONUS) -> tuple[Graded, int | None]:
-    """The grade of the best of some evidence sentences (their relevance `scores` and `roles`), and which
-    one it is (None when there is none)."""
+def grade_scores(scores: Sequence[float], floor: float, answers_at: float) -> tuple[Graded, int | None]:
+    """The grade of the best of some evidence sentences (their answer probabilities), and which one it is
+    (None when there is none)."""
     if not scores:
         return graded(0.0, floor, answers_at), None
-    ranks = [float(s) + (bonus if r in wanted else 0.0) for s, r in zip(scores, roles)]
-    # Below the floor on its own, a sentence does not answer, whatever its role: the best of those that clear
-    # it counts; when none does, the citation is weak (at its best rank).
-    clear = [i for i in range(len(ranks)) if float(scores[i]) >= floor]
-    best = max(clear or range(len(ranks)), key=lambda i: ranks[i])
-    g = graded(ranks[best], floor, answers_at)
-    return (g if clear else Graded(grade="weak", score=g.score)), best
+    best = max(range(len(scores)), key=lambda i: float(scores[i]))
+    return graded(float(scores[best]), floor, answers_at), best
 
 
 def is_quoted(abstract: str, citing: Sequence[str]) -> bool:
@@ -41,16 +37,41 @@ def is_quoted(abstract: str, citing: Sequence[str]) -> bool:
     return bool(sents) and all(any(s in t or s[:1].lower() + s[1:] in t for t in texts) for s in sents)
 
 
+def _sentences(abstract: str) -> list[str]:
+    return split_sentences(abstract) or ([abstract] if abstract else [])
+
+
+def evidence_probabilities(query: str, papers: Sequence, evidence: Sequence[Sequence[str]],
+                           role_of: dict[tuple[str, str], str], embedder) -> list[list[float]]:
+    """For each paper, its evidence sentences' answer probabilities for the query, each read in the paper's
+    abstract; an evidence sentence the splitter does not cut out of it alone counts as the abstract
+    sentence holding it (or held in it), else 0."""
+    abstracts = [_sentences(p.abstract) for p in papers]
+    roles = [[role_of.get((p.paper_id, s), "other") for s in ss] for p, ss in zip(papers, abstracts)]
+    probs = probabilities(query, abstracts, embedder, roles)
+    out = []
+    for ss, ps, ev in zip(abstracts, probs, evidence):
+        by = dict(zip(ss, (float(x) for x in ps)))
+        row = []
+        for e in ev:
+            if e in by:
+                row.append(by[e])
+                continue
+            near = [by[s] for s in ss if e in s or (s and s in e)]
+            row.append(max(near, default=0.0))
+        out.append(row)
+    return out
+
+
 def grade_citations(query: str, citations: Sequence[Citation], role_of: dict[tuple[str, str], str], embedder,
                     floor: float, answers_at: float, citing: Sequence[tuple[str, Sequence[int]]] | None = None) -> None:
     """Set each citation's grade, score and evidence role (in place) against `query` (the question, topic or
     claim); with `citing` ((sentence, its citation numbers) of the text that cites them), also `quoted`.
     `role_of` maps (paper id, sentence) to the sentence's role."""
-    wanted = preferred_roles(query)
-    for c in citations:
-        ev = [e for e in dict.fromkeys([c.evidence, *c.more_evidence]) if e]
-        scores = [float(x) for x in relevance(query, ev, embedder)] if ev else []
-        g, _ = grade_scores(scores, [role_of.get((c.paper.paper_id, e), "") for e in ev], wanted, floor, answers_at)
+    evs = [[e for e in dict.fromkeys([c.evidence, *c.more_evidence]) if e] for c in citations]
+    probs = evidence_probabilities(query, [c.paper for c in citations], evs, role_of, embedder) if citations else []
+    for c, ps in zip(citations, probs):
+        g, _ = grade_scores(ps, floor, answers_at)
         c.grade, c.grade_score = g.grade, g.score
         c.role = role_of.get((c.paper.paper_id, c.evidence), "")
         if citing is not None:

@@ -1,18 +1,21 @@
-"""How well a sentence answers a question: one relevance score, an absolute floor, and a grade.
+"""How well a sentence answers a question: a relevance score, and a grade of the answer scorer's probability.
 
-The score is the MiniLM cosine between question and sentence plus a share for the question's content
-words the sentence repeats (MiniLM alone under-rates rare names such as 'SignSGD'). It is absolute (not
-relative to the other candidates), so it can say "nothing here answers" as well as "this answers":
+`relevance` is the MiniLM cosine between question and sentence plus a share for the question's content
+words the sentence repeats (MiniLM alone under-rates rare names such as 'SignSGD'); topicality and the
+answer scorer's features read it. What a sentence is graded by is the answer scorer's probability that it
+answers (rag.reading.answer_scorer), against two thresholds on that probability:
 
-    answers   score >= ANSWERS_AT     the sentence answers the question on its own
-    related   score >= FLOOR          on the question's topic; quoted only when nothing better exists
-    weak      below FLOOR             does not answer it: never quoted by the extractive answerer
+    answers   probability >= ANSWERS_AT   the sentence answers the question on its own
+    related   probability >= FLOOR        bears on the question; quoted only when nothing better exists
+    weak      below FLOOR                 does not answer it: never quoted by the extractive answerer
 
-The grade is taken of the relevance plus a bonus when the sentence's role is one the question's kind
-wants (ROLE_BONUS): a problem statement relates to a "how" question, a method answers it.
-
-Both answerers grade each citation this way (bench/pubmedqa_answers.py chose the thresholds on the
-first half of PubMedQA PQA-L, see docs/design.md "Answers and abstention").
+Both answerers, summaries and evidence lists grade each citation this way (rag.reading.citation_grades).
+The thresholds are chosen on mlqa train end to end (bench/tune_answer_pick.py; docs/quality.md, "Answers: the answer-sentence scorer"):
+ANSWERS_AT 0.90, the lowest of the grid at which at least 0.85 of the quotes graded `answers` quote a marked
+answer or partial sentence of the question's paper (0.886 on train; 0.80 gave 0.709); FLOOR 0.10: on train
+0.02-0.10 hit 0.686 and 0.20 0.692 (one question of 159), but at 0.20 the seed question on spiking networks
+skips its paper (best sentence 0.19) for another's. A question whose best sentence is below it is not
+answered.
 """
 
 from __future__ import annotations
@@ -23,21 +26,13 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-# Chosen on PubMedQA PQA-L questions 1-200 (bench/pubmedqa_answers.py --tune --limit 200; docs/quality.md). The role
-# bonus is the lever: 0 -> 0.40 of answers quote the conclusion, 0.1 -> 0.58, 0.2 -> 0.69, 0.3 -> 0.73-0.76.
-ROLE_BONUS = 0.3  # added to a sentence's rank (and grade score) when its role answers the question's kind
-
 Grade = Literal["answers", "related", "weak"]
 
-# FLOOR: on PubMedQA PQA-L questions 1-200 (bench/pubmedqa_answers.py --tune) any floor from 0.30 to 0.40
-# quotes a conclusion sentence as often (the lead is the same), so the highest is kept: a sentence scoring
-# below 0.40 shares little with the question. ANSWERS_AT (what another paper's best sentence must reach
-# on relevance alone to be quoted too; a grade takes relevance plus the role bonus, see rag.tasks.extractive):
-# from 0.5 to 0.65 the same share of answers quotes its conclusion; other abstracts' share of the quoted
-# sentences falls from 19 % to 9 %. 0.60 (15 %) keeps a second paper that answers a seed question
-# (0.64) which 0.65 drops.
-FLOOR = 0.40
-ANSWERS_AT = 0.60
+FLOOR = 0.10
+ANSWERS_AT = 0.90
+# What topicality's near misses must reach on relevance (not a probability): 0.40, chosen on PubMedQA as the
+# answerer's relevance floor before the answer scorer.
+RELEVANCE_FLOOR = 0.40
 OVERLAP_WEIGHT = 0.3
 
 _STOP = frozenset("""a an the of in on for to and or with by from as at is are was were be been this that these those

@@ -19,7 +19,7 @@ Kind = Literal["how", "finding", "why", "problem", "topic", "other"]
 
 PREFERRED: dict[Kind, tuple[Role, ...]] = {
     "how": ("method", "objective"),  # CSAbstruct labels a third of "we propose X that does Y" objective
-    "finding": ("result",),
+    "finding": ("result",),  # also "How robust / stable / effective is X?": what was found
     "why": ("result",),
     "problem": ("background", "objective"),
     "topic": ("objective", "method", "result"),
@@ -42,7 +42,8 @@ def kind(question: str) -> Kind:
     low = body.lower()
     if re.match(r"why\b", low) or re.match(r"what (explains|causes|drives|leads to)\b", low):
         return "why"
-    if re.match(r"how (many|much|well|often|large|big|small|fast|long|accurate|good)\b", low):
+    if re.match(r"how (many|much|well|often|large|big|small|fast|long|accurate|good|robust|stable|sensitive|"
+                r"effective|reliable|tight|close)\b", low):
         return "finding"
     if re.match(r"what (goes|went|can go) wrong\b", low) or (re.match(r"(what|which)\b", low) and _PROBLEM.search(low)):
         return "problem"

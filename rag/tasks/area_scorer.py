@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.reading.grades import _STOP, FLOOR
+from rag.reading.grades import _STOP, RELEVANCE_FLOOR
 from rag.tasks.topicality import (ON_TOPIC, Reading, _WORD, _content, _occurrences, _parts, _stems, naming,
                                   phrase_parts)
 
@@ -159,5 +159,5 @@ def on_topic(topic: str, readings: list[Reading], emb) -> tuple[list[Reading], l
     keep = [readings[i] for i in order
             if p[i] >= CONFIDENT or p[i] >= cover and (head[i] or readings[i].score >= ON_TOPIC)]
     kept = {id(r) for r in keep}
-    rest = [readings[i] for i in order if id(readings[i]) not in kept and (p[i] >= near or readings[i].score >= FLOOR)]
+    rest = [readings[i] for i in order if id(readings[i]) not in kept and (p[i] >= near or readings[i].score >= RELEVANCE_FLOOR)]
     return keep, rest[:MAX_RELATED]

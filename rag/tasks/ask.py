@@ -17,7 +17,7 @@ from rag.reading.citation_grades import grade_citations as grade_all
 from rag.tasks.extractive import Quote, candidates, pick, render, sentences_of
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import kind, preferred_roles, refers_back
+from rag.reading.questions import kind, refers_back
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
 from rag.reading.roles import roles_of
@@ -108,15 +108,17 @@ class _Answerable:
         a = settings.ask
         self.hits, self.floor = hits, a.floor
         self.roles = roles_of([h.paper for h in hits], emb)
-        self.cands: list[Quote] = candidates(question, hits, emb, self.roles, preferred_roles(question))
+        self.cands: list[Quote] = candidates(question, hits, emb, self.roles)
         self.quotes = pick(self.cands, a.max_sentences, a.floor, a.answers_at)
 
     def __bool__(self) -> bool:
         return bool(self.quotes)
 
     def answering_hits(self) -> list[int]:
-        """Hits with a sentence above the floor, best first (the sources an LLM is given)."""
-        out: list[int] = []
+        """The sources an LLM is given, in that order: the papers the extractive answer quotes (its lead
+        first), then every other hit with a sentence above the floor, by its best sentence's answer
+        probability. Hits with none are cut."""
+        out = list(dict.fromkeys(q.hit for q in self.quotes))
         for q in self.cands:
             if q.score >= self.floor and q.hit not in out:
                 out.append(q.hit)
@@ -184,9 +186,10 @@ def _answer(question: str, found: _Answerable, library: Library, settings: Setti
     emb = library.text_embedder
     hits = found.hits
     if model is not None:
-        # The model sees only the sources with a sentence above the floor (keeping their numbers, so its
-        # citations resolve against all hits), each sentence marked with its role.
-        keep = sorted(found.answering_hits())
+        # The model sees only the sources with a sentence above the floor, the ones the extractive answer
+        # quotes first (answering_hits), keeping their numbers so its citations resolve against all hits;
+        # each sentence marked with its role.
+        keep = found.answering_hits()
         sources = format_sources([hits[i] for i in keep], settings.prompts_dir, [found.roles[i] for i in keep],
                                  [i + 1 for i in keep])
         # The role tags are ours, not the papers': drop any the model copied.

@@ -20,12 +20,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rag.exports.terminal import readable
+from rag.reading.answer_scorer import probabilities
 from rag.reading.citation_grades import grade_scores, is_quoted
 from rag.reading.citations import check, strip_marks
 from rag.tasks.extractive import rank_sentences, sentences_of
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import preferred_roles
 from rag.records import Hit, Paper
 from rag.library.retrieval import Filters, check_k, search
 from rag.reading.roles import roles_of
@@ -53,7 +53,9 @@ STANCES = ("supports", "contradicts", "related")
 #   borne out or refuted by what a paper found, seldom by its background. On the 548 train pairs of a claim
 #   and its annotated abstract the share of quoted sentences that are labelled rationale sentences went
 #   from 0.555 to 0.639 (grid over the three priors); on dev, never tuned on, 0.578 -> 0.608. The paper's
-#   scores (order, found) do not use it.
+#   scores (order, found) do not use it. The grade is the answer scorer's probability for the quoted sentence
+#   (rag.reading.answer_scorer, the claim as the question); letting the scorer choose the sentence as well was
+#   not measured on SciFact dev in time (issue 30) and stays to be tried.
 EVIDENCE_ROLE_PRIOR = {"result": 0.02, "method": 0.02, "background": -0.15}
 CANDIDATES = 10
 RANK_FUSED = 0.8
@@ -170,28 +172,32 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
     checked = check(" ".join(f"{s} {marks}." for s in _claim_sentences(text)), [h.paper for _, h, _ in scored],
                     emb, require_citations=True)
     by_paper = {c.paper.paper_id: c for c in checked.citations}
-    role_maps = [dict(zip(sentences_of(h.paper), rs)) for (_, h, _), rs in
-                 zip(scored, roles_of([h.paper for _, h, _ in scored], emb))]
+    papers = [h.paper for _, h, _ in scored]
+    abstracts = [sentences_of(p) for p in papers]
+    roles = roles_of(papers, emb)
+    # The grade: the answer scorer's probability with the claim as the question (trained on SciFact train
+    # claims and their rationale sentences among others; rag.reading.answer_scorer).
+    probs = probabilities(text, abstracts, emb, roles)
     out: list[Evidence] = []
     w = EVIDENCE_SENTENCE_WEIGHT
-    wanted = preferred_roles(text)  # a claim reads as a topic: objective, method or result sentences bear on it
     a = (settings or get_settings()).ask
     floor, answers_at = a.floor, a.answers_at
-    for i, ((score, h, r), role_of) in enumerate(zip(scored, role_maps), 1):
+    for i, ((score, h, r), ss, rs, ps) in enumerate(zip(scored, abstracts, roles, probs), 1):
         c = by_paper.get(h.paper.paper_id)
         if c is None or not c.evidence:
             continue  # nothing in the abstract to show: not evidence
         best = r[0][0] if r else 0.0
+        role_of = dict(zip(ss, rs))
         # rank_sentences' best (it also weighs the rare names a claim repeats, which MiniLM under-rates),
         # leaning to findings by role, and its runner-up when that is nearly as close.
         lean = sorted(((sim + EVIDENCE_ROLE_PRIOR.get(role_of.get(x, ""), 0.0), x) for sim, x in r),
                       key=lambda t: -t[0])
         top = lean[0][0] if lean else 0.0
         sentences = [x for sim, x in lean[:2] if sim >= top - SECOND_SENTENCE_GAP] or [c.evidence]
-        roles = [role_of.get(x, "") for x in sentences]
-        sims = dict((x, sim) for sim, x in r)  # graded as answers are (relevance + role bonus), not by the lean
-        g, _ = grade_scores([sims.get(x, 0.0) for x in sentences], roles, wanted, floor, answers_at)
-        out.append(Evidence(n=i, paper=h.paper, sentence=sentences[0], sentences=sentences, roles=roles, score=score,
+        prob = dict(zip(ss, (float(p) for p in ps)))
+        g, _ = grade_scores([prob.get(x, 0.0) for x in sentences], floor, answers_at)
+        out.append(Evidence(n=i, paper=h.paper, sentence=sentences[0], sentences=sentences,
+                            roles=[role_of.get(x, "") for x in sentences], score=score,
                             evidence_score=w * best + (1 - w) * h.dense, supported=c.supported,
                             grade=g.grade, grade_score=g.score, quoted=is_quoted(h.paper.abstract, sentences),
                             sentence_score=best, retrieval_score=h.score))

@@ -1,18 +1,20 @@
 """The no-LLM answerer: the sentences of the retrieved abstracts that answer the question, each cited.
 
 It adds no words of its own beyond the citation marks, so it cannot claim what the papers do not.
-What it quotes (pick):
-- every sentence must clear the absolute relevance floor on its own (rag.reading.grades.FLOOR); when none does,
+What it quotes (pick), every choice on one score: the answer scorer's probability that the sentence answers
+the question (rag.reading.answer_scorer, learned from marked answer sentences; it weighs similarity, what
+the sentence adds beyond the question's words, position, role and wording, so the sentence that restates
+the question no longer beats the one that answers it):
+- a sentence is quoted only when its probability reaches the floor (settings.ask.floor); when none does,
   nothing is quoted and the caller says the library does not answer;
-- among those, the sentences whose rhetorical role answers the question's kind are preferred
-  (rag.reading.questions: method for "how", result for "what was found" and "why", ...);
-- the best sentence leads; its paper may add one more sentence that is nearly as good; another paper is
-  quoted only when its own best sentence answers the question (its relevance alone reaches the `answers`
-  grade) about as well as the lead -- never to reach a length;
+- the most probable sentence of the best-retrieved paper that has one above the floor leads. When it answers (probability >= settings.ask.answers_at) it is a complete
+  answer, quoted alone from its paper; a lead that does not answer is joined by its paper's next sentence when
+  that one reaches SAME_PAPER_RATIO of its probability. Another paper is quoted only when its own
+  best sentence answers -- never to reach a length;
 - every quote stands alone (rag.reading.standalone): a sentence whose opening clause leans on the sentence before
   ("To address these challenges, we propose X") is quoted from its main clause ("We propose X"); one that
-  leans throughout ("These results show ...") gives way to the next sentence that stands alone. Only when
-  no sentence above the floor stands alone is the best quoted as it is (rather than not answering).
+  leans throughout ("These results show ...") gives way to its paper's next sentence that stands alone and
+  clears the same bar. Only when no sentence above the floor stands alone is the best quoted as it is.
 """
 
 from __future__ import annotations
@@ -22,73 +24,85 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.reading.answer_scorer import probabilities
 from rag.reading.citations import quote
-from rag.reading.grades import ANSWERS_AT, FLOOR, ROLE_BONUS, relevance
+from rag.reading.grades import ANSWERS_AT, FLOOR, relevance
 from rag.records import Hit, Paper, normalise_text
 from rag.reading.roles import Role
 from rag.reading.sentences import split_sentences
 from rag.reading.standalone import standing
 
-SAME_PAPER_RATIO = 0.85  # a lead paper's second sentence: at least this share of the lead's rank
-OTHER_PAPER_RATIO = 0.85  # another paper: its best sentence 'answers' and ranks at least this share
+# A lead that does not answer may be joined by its paper's next sentence at this share of its probability
+# (chosen on mlqa train end to end with floor and answers_at, bench/tune_answer_pick.py; docs/quality.md, "Answers: the answer-sentence scorer").
+SAME_PAPER_RATIO = 0.5
+# Requiring that second sentence to follow the lead in the abstract (the sentence posing the question comes
+# before its answer) cost 0.044 of mlqa train hits (0.686 -> 0.642): off.
+AFTER_LEAD = False
 
 
 @dataclass
 class Quote:
-    """A candidate sentence: which hit, where in its abstract, its relevance and its role."""
+    """A candidate sentence: which hit, where in its abstract, its probability of answering, its role."""
 
     hit: int
     position: int
     sentence: str
-    score: float  # relevance to the question (rag.reading.grades): what the floor applies to
+    score: float  # the answer scorer's probability: what orders, clears the floor and is graded
     role: Role = "other"
-    rank: float = 0.0  # score plus the role bonus when the role fits: what orders the candidates and is graded
     text: str = ""  # what the answer quotes: the sentence, or its main clause when its opening leans (pick)
 
     @property
     def shown(self) -> str:
         return self.text or self.sentence
 
+    @property
+    def rank(self) -> float:  # the order of candidates (kept for callers that read it)
+        return self.score
+
 
 def sentences_of(paper: Paper) -> list[str]:
     return split_sentences(paper.abstract) or ([paper.abstract] if paper.abstract else [])
 
 
-def candidates(question: str, hits: list[Hit], embedder, roles: list[list[Role]] | None = None,
-               preferred: tuple[Role, ...] = (), role_bonus: float = ROLE_BONUS) -> list[Quote]:
-    """Every sentence of every hit scored for the question, best (rank) first."""
+def candidates(question: str, hits: list[Hit], embedder, roles: list[list[Role]] | None = None) -> list[Quote]:
+    """Every sentence of every hit scored for the question (answer probability), best first."""
     sents = [sentences_of(h.paper) for h in hits]
-    flat = [s for ss in sents for s in ss]
-    if not flat:
-        return []
-    scores = relevance(question, flat, embedder)
-    out, k = [], 0
-    for i, ss in enumerate(sents):
-        rs = roles[i] if roles and i < len(roles) and len(roles[i]) == len(ss) else ["other"] * len(ss)
-        for j, s in enumerate(ss):
-            sc = float(scores[k])
-            out.append(Quote(i, j, s, sc, rs[j], sc + (role_bonus if rs[j] in preferred else 0.0)))
-            k += 1
-    out.sort(key=lambda q: (-q.rank, q.hit, q.position))
+    rs = [roles[i] if roles and i < len(roles) and len(roles[i]) == len(ss) else ["other"] * len(ss)
+          for i, ss in enumerate(sents)]
+    out = [Quote(i, j, s, float(p), rs[i][j])
+           for i, (ss, ps) in enumerate(zip(sents, probabilities(question, sents, embedder, rs)))
+           for j, (s, p) in enumerate(zip(ss, ps))]
+    out.sort(key=lambda q: (-q.score, q.hit, q.position))
     return out
 
 
 def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answers_at: float = ANSWERS_AT,
-         same_ratio: float = SAME_PAPER_RATIO, other_ratio: float = OTHER_PAPER_RATIO) -> list[Quote]:
-    """What answers (see the module docstring), in reading order: lead paper first, each paper's sentences
-    in text order. Empty when no sentence clears the floor."""
+         same_ratio: float = SAME_PAPER_RATIO, after_lead: bool = AFTER_LEAD) -> list[Quote]:
+    """What answers (see the module docstring): the lead first, then its paper's other sentence, then the other
+    papers' (each paper's in text order). Empty when no sentence clears the floor."""
     ok = [q for q in cands if q.score >= floor]
     if not ok:
         return []
-    lead = ok[0]
+    # The lead comes from the best-retrieved paper with a sentence above the floor: the scorer reads each
+    # sentence against its own abstract, so across papers retrieval knows better which paper is about the
+    # question (it ranks the question's paper first for 0.91 of mlqa questions; leading with the most
+    # probable sentence of any paper measured lower, docs/quality.md, "Answers: the answer-sentence scorer").
+    first = min(q.hit for q in ok)
+    lead = next(q for q in ok if q.hit == first)
     chosen = [lead]
     said = normalise_text(lead.sentence).lower()  # an abstract repeating a sentence is quoted once
-    second = next((q for q in ok[1:] if q.hit == lead.hit and q.rank >= same_ratio * lead.rank
+
+    def second_ok(q: Quote) -> bool:  # one sentence that answers is a complete answer
+        # ... and the sentence that poses the question comes before its answer (AFTER_LEAD)
+        return (lead.score < answers_at and q.score >= same_ratio * lead.score
+                and (not after_lead or q.position > lead.position))
+
+    second = next((q for q in ok[1:] if q.hit == lead.hit and second_ok(q)
                    and normalise_text(q.sentence).lower() != said), None)
     bar = {id(lead): lambda q: True}  # what a stand-in for each chosen quote must clear (see _stand_alone)
     if second is not None and max_sentences > 1:
         chosen.append(second)
-        bar[id(second)] = lambda q: q.rank >= same_ratio * lead.rank
+        bar[id(second)] = second_ok
     seen = {lead.hit}
     for q in ok[1:]:
         if len(chosen) >= max_sentences:
@@ -96,16 +110,15 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
         if q.hit in seen or any(normalise_text(q.sentence).lower() == normalise_text(c.sentence).lower() for c in chosen):
             continue
         seen.add(q.hit)  # a paper is judged by its best sentence only
-        # Relevance alone must reach `answers_at` (as tuned): counting the role bonus here let other papers'
-        # method or result sentences through (PubMedQA: 23 % of quoted sentences from other abstracts, not 14 %).
-        if q.score >= answers_at and q.rank >= other_ratio * lead.rank:
+        if q.score >= answers_at:  # another paper only when its own sentence answers
             chosen.append(q)
-            bar[id(q)] = lambda c: c.score >= answers_at and c.rank >= other_ratio * lead.rank
+            bar[id(q)] = lambda c: c.score >= answers_at
     chosen = _stand_alone(chosen, ok, bar)
     order: dict[int, int] = {}
     for q in chosen:
         order.setdefault(q.hit, len(order))
-    return sorted(chosen, key=lambda q: (order[q.hit], q.position))
+    lead_at = (chosen[0].hit, chosen[0].position) if chosen else None
+    return sorted(chosen, key=lambda q: (order[q.hit], (q.hit, q.position) != lead_at, q.position))
 
 
 def _stand_alone(chosen: list[Quote], ok: list[Quote], bar: dict[int, Callable[[Quote], bool]]) -> list[Quote]:
@@ -136,10 +149,9 @@ def render(quotes: list[Quote], number: Callable[[int], int] = lambda i: i + 1) 
     return " ".join(f"{_no_end(quote(q.shown))} [{number(q.hit)}]." for q in quotes)
 
 
-def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, roles: list[list[Role]] | None = None,
-            preferred: tuple[Role, ...] = ()) -> str:
+def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, roles: list[list[Role]] | None = None) -> str:
     """An answer citing hits by their 1-based position in `hits` ("" when nothing clears the floor)."""
-    return render(pick(candidates(query, hits, embedder, roles, preferred), max_sentences))
+    return render(pick(candidates(query, hits, embedder, roles), max_sentences))
 
 
 def rank_sentences(query: str, hits: list[Hit], embedder) -> list[list[tuple[float, str]]]:

@@ -1,0 +1,113 @@
+"""The answer scorer (rag.reading.answer_scorer): the sentence that answers is quoted, not the one that restates
+the question; its shipped weights load offline; the language model is given the sources it ranks first."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from rag.reading import answer_scorer
+from rag.tasks.ask import ask
+
+HEADS_Q = "Does the number of attention heads matter for how well transformers approximate functions?"
+HEADS_ANSWER = "transformers with sufficiently many heads admit efficient approximation"
+HEADS_RESTATES = "with particular emphasis on the role of the number of attention heads"
+SNN_Q = "How robust are spiking neural networks to small input perturbations?"
+SNN_ANSWER = "wide LIF-SNN classifiers are stable on average"
+SNN_BACKGROUND = "are a promising paradigm for energy-efficient computation"
+
+
+def test_the_shipped_weights_load_offline_and_are_small(monkeypatch):
+    # No network: loading reads the file beside the module, nothing else.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    answer_scorer.model.cache_clear()
+    m = answer_scorer.model()
+    assert answer_scorer.WEIGHTS.stat().st_size < 64_000
+    assert m.coef.shape == (len(answer_scorer.NAMES),) and m.domain.shape == (384 + 2,)
+    # the same object on every call: loaded once per process
+    assert answer_scorer.model() is m
+
+
+def test_probabilities_are_probabilities_one_array_per_abstract():
+    rng = np.random.default_rng(0)
+    vecs = rng.normal(size=(4, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    sents = ["Deep networks are widely used.", "In this work, we study their robustness.",
+             "We show that wide networks are stable under small perturbations.", "Experiments confirm it."]
+    p = answer_scorer.score_abstract("Are wide networks robust?", sents, vecs, vecs[2], ["background", "objective",
+                                                                                          "result", "result"])
+    assert p.shape == (4,) and np.all((p > 0) & (p < 1))
+
+
+def test_the_sentence_that_answers_is_quoted_first(seeds_library):
+    ans = ask(HEADS_Q, seeds_library, settings=seeds_library.settings)
+    first = re.split(r"(?<=\]\.) ", ans.answer)[0]
+    assert HEADS_ANSWER in first, ans.answer
+    assert ans.citations and HEADS_ANSWER in ans.citations[0].paper.abstract
+
+
+@pytest.mark.xfail(strict=True, reason="the data-chosen same-paper rule quotes the restating sentence second "
+                   "(0.84 >= 0.5 x the lead's 0.90); requiring the second sentence to follow the lead fixes it but "
+                   "cost 0.044 of mlqa train hits (bench/tune_answer_pick.py, docs/quality.md, "Answers: the answer-sentence scorer")")
+def test_the_sentence_restating_the_question_is_not_quoted(seeds_library):
+    ans = ask(HEADS_Q, seeds_library, settings=seeds_library.settings)
+    assert HEADS_RESTATES not in ans.answer, ans.answer
+
+
+def test_the_main_result_is_quoted_not_the_background(seeds_library):
+    ans = ask(SNN_Q, seeds_library, settings=seeds_library.settings)
+    assert SNN_ANSWER in ans.answer, ans.answer
+    assert SNN_BACKGROUND not in ans.answer, ans.answer
+
+
+def test_a_restating_sentence_is_not_graded_answers(seeds_library):
+    from rag.library.retrieval import search
+    from rag.reading.citation_grades import evidence_probabilities
+    from rag.reading.roles import roles_of
+    from rag.tasks.extractive import sentences_of
+
+    paper = next(h.paper for h in search(seeds_library, HEADS_Q, 5) if HEADS_RESTATES in h.paper.abstract)
+    sents = sentences_of(paper)
+    restates = next(s for s in sents if HEADS_RESTATES in s)
+    answers = next(s for s in sents if HEADS_ANSWER in s)
+    role_of = dict(zip(((paper.paper_id, s) for s in sents), roles_of([paper], seeds_library.text_embedder)[0]))
+    [[p_restates, p_answers]] = evidence_probabilities(HEADS_Q, [paper], [[restates, answers]], role_of,
+                                                       seeds_library.text_embedder)
+    a = seeds_library.settings.ask
+    assert p_answers > p_restates
+    assert a.answers_at > p_restates  # once graded "answers 1.00"; no longer
+    assert p_answers >= a.floor
+
+
+class _Recording(FakeListChatModel):
+    seen: list = []
+
+    def _call(self, messages, stop=None, run_manager=None, **kw):
+        self.seen.append(messages)
+        return super()._call(messages, stop, run_manager, **kw)
+
+    def _stream(self, messages, stop=None, run_manager=None, **kw):
+        self.seen.append(messages)
+        yield from super()._stream(messages, stop, run_manager, **kw)
+
+
+def test_a_language_model_is_given_the_scorers_sources_best_first(seeds_library):
+    from rag.library.retrieval import search
+
+    s = seeds_library.settings
+    hits = search(seeds_library, HEADS_Q, s.ask.sources)
+    heads = next(i for i, h in enumerate(hits) if HEADS_RESTATES in h.paper.abstract) + 1
+    model = _Recording(responses=[f"Transformers with sufficiently many heads admit efficient approximation [{heads}]."])
+    model.seen = []
+    ans = ask(HEADS_Q, seeds_library, settings=s, model=model)
+    prompt = "\n".join(m.content for m in model.seen[-1])
+    given = [int(n) for n in re.findall(r'<source n="?(\d+)', prompt)]
+    # the paper whose sentence answers comes first, whatever its retrieval rank; only sources with a
+    # sentence above the floor are given
+    assert given and given[0] == heads, given
+    assert len(given) <= len(hits)
+    assert [c.paper.paper_id for c in ans.citations] == [hits[heads - 1].paper.paper_id]
+    assert ans.citations[0].grade in ("answers", "related")
