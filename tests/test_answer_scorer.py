@@ -51,7 +51,7 @@ def test_the_sentence_that_answers_is_quoted_first(seeds_library):
 
 @pytest.mark.xfail(strict=True, reason="the data-chosen same-paper rule quotes the restating sentence second "
                    "(0.84 >= 0.5 x the lead's 0.90); requiring the second sentence to follow the lead fixes it but "
-                   "cost 0.044 of mlqa train hits (bench/tune_answer_pick.py, docs/quality.md, "Answers: the answer-sentence scorer")")
+                   "cost 0.044 of mlqa train hits (bench/tune_answer_pick.py, docs/quality.md, 'Answers: the answer-sentence scorer')")
 def test_the_sentence_restating_the_question_is_not_quoted(seeds_library):
     ans = ask(HEADS_Q, seeds_library, settings=seeds_library.settings)
     assert HEADS_RESTATES not in ans.answer, ans.answer
