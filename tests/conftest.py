@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "seeds"
@@ -54,3 +55,17 @@ def seeds_library(seeds_home):
 @pytest.fixture(scope="session")
 def seeds_settings(seeds_library):
     return seeds_library.settings
+
+
+class RecordingFake(FakeListChatModel):
+    """A scripted chat model that remembers the prompts it was sent."""
+
+    seen: list = []
+
+    def _call(self, messages, stop=None, run_manager=None, **kw):
+        self.seen.append(messages)
+        return super()._call(messages, stop, run_manager, **kw)
+
+    def _stream(self, messages, stop=None, run_manager=None, **kw):
+        self.seen.append(messages)
+        yield from super()._stream(messages, stop, run_manager, **kw)

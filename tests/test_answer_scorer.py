@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from conftest import RecordingFake
 from rag.reading import answer_scorer
 from rag.tasks.ask import ask
 
@@ -82,16 +82,6 @@ def test_a_restating_sentence_is_not_graded_answers(seeds_library):
     assert p_answers >= a.floor
 
 
-class _Recording(FakeListChatModel):
-    seen: list = []
-
-    def _call(self, messages, stop=None, run_manager=None, **kw):
-        self.seen.append(messages)
-        return super()._call(messages, stop, run_manager, **kw)
-
-    def _stream(self, messages, stop=None, run_manager=None, **kw):
-        self.seen.append(messages)
-        yield from super()._stream(messages, stop, run_manager, **kw)
 
 
 def test_a_language_model_is_given_the_scorers_sources_best_first(seeds_library):
@@ -100,7 +90,7 @@ def test_a_language_model_is_given_the_scorers_sources_best_first(seeds_library)
     s = seeds_library.settings
     hits = search(seeds_library, HEADS_Q, s.ask.sources)
     heads = next(i for i, h in enumerate(hits) if HEADS_RESTATES in h.paper.abstract) + 1
-    model = _Recording(responses=[f"Transformers with sufficiently many heads admit efficient approximation [{heads}]."])
+    model = RecordingFake(responses=[f"Transformers with sufficiently many heads admit efficient approximation [{heads}]."])
     model.seen = []
     ans = ask(HEADS_Q, seeds_library, settings=s, model=model)
     prompt = "\n".join(m.content for m in model.seen[-1])

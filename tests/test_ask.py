@@ -8,6 +8,8 @@ import re
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from conftest import RecordingFake
+
 from rag.library.library import Library
 from rag.tasks.ask import ask
 
@@ -25,18 +27,6 @@ ABSTRACTS = [
 ]
 
 
-class RecordingFake(FakeListChatModel):
-    """A scripted chat model that remembers the prompts it was sent."""
-
-    seen: list = []
-
-    def _call(self, messages, stop=None, run_manager=None, **kw):
-        self.seen.append(messages)
-        return super()._call(messages, stop, run_manager, **kw)
-
-    def _stream(self, messages, stop=None, run_manager=None, **kw):
-        self.seen.append(messages)
-        yield from super()._stream(messages, stop, run_manager, **kw)
 
 
 @pytest.fixture
