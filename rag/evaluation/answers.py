@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag.evaluation.mlqa import EvalQuestion, figures_by_type, load_questions, score_answer
-from rag.evaluation.runs import RunFile, answerer_of, check_answerer, provenance, run_key
+from rag.evaluation.runs import RunFile, ask_missing, check_answerer, provenance
 from rag.evaluation.workspace import eval_folder, open_eval_library
 from rag.settings import Settings
 
@@ -18,24 +18,17 @@ def ask_all(questions: Sequence[EvalQuestion], library, model=None, progress: bo
             fresh: bool = False) -> tuple[list, RunFile, int]:
     """Ask every question this answerer (code, settings, model) has not answered yet, keeping each answer as
     it comes; the scores in the questions' order, the run file, and how many were asked now."""
-    from tqdm import tqdm
-
     from rag.tasks.ask import ask
 
     settings = library.settings
-    key = run_key(settings, answerer_of(settings, model), "answers", model)
-    run = RunFile(settings.home / "runs" / f"answers-{key}.jsonl", fresh)
-    todo = [q for q in questions if q.id not in run.done]
-    with tqdm(total=len(questions), initial=len(questions) - len(todo), unit=" questions", leave=False,
-              disable=None if progress is None else not progress) as bar:
-        for q in todo:
-            t0 = time.perf_counter()
-            ans = ask(q.q, library, settings=settings, model=model)
-            run.add({"id": q.id, "question": q.q, "seconds": round(time.perf_counter() - t0, 4),
-                     "answer": ans.as_json()})
-            bar.update(1)
+
+    def row_of(q: EvalQuestion) -> dict:
+        return {"question": q.q, "answer": ask(q.q, library, settings=settings, model=model).as_json()}
+
+    run, now = ask_missing("answers", questions, lambda q: q.id, row_of, library, model, progress, fresh,
+                           unit=" questions")
     scores = [score_answer(q, run.done[q.id]["answer"], run.done[q.id].get("seconds")) for q in questions]
-    return scores, run, len(todo)
+    return scores, run, now
 
 
 def evaluate_answers(settings: Settings, *, mlqa: Path | None = None, pubmedqa: Path | None = None,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rag.errors import public_url
@@ -70,6 +72,26 @@ class RunFile:
         self.done[row["id"]] = row
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def ask_missing(task: str, items: Sequence, id_of: Callable, row_of: Callable[..., dict], library, model=None,
+                progress: bool | None = None, fresh: bool = False, unit: str = " items") -> tuple[RunFile, int]:
+    """Put to this answerer (code, settings, model) every item it has not answered yet, keeping each row
+    (`row_of(item)`, with its id and seconds) as it comes; the run file, and how many were asked now."""
+    from tqdm import tqdm
+
+    settings = library.settings
+    key = run_key(settings, answerer_of(settings, model), task, model)
+    run = RunFile(settings.home / "runs" / f"{task}-{key}.jsonl", fresh)
+    todo = [x for x in items if id_of(x) not in run.done]
+    with tqdm(total=len(items), initial=len(items) - len(todo), unit=unit, leave=False,
+              disable=None if progress is None else not progress) as bar:
+        for x in todo:
+            t0 = time.perf_counter()
+            row = row_of(x)
+            run.add({"id": id_of(x), "seconds": round(time.perf_counter() - t0, 4), **row})
+            bar.update(1)
+    return run, len(todo)
 
 
 def provenance(kind: str, split: str, library, settings: Settings, model, run: RunFile, total: int,

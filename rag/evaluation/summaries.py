@@ -8,31 +8,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag.evaluation.mlqa import Topic, load_topics, score_summary, summary_figures
-from rag.evaluation.runs import RunFile, answerer_of, check_answerer, provenance, run_key
+from rag.evaluation.runs import RunFile, ask_missing, check_answerer, provenance
 from rag.evaluation.workspace import open_eval_library
 from rag.settings import Settings
 
 
 def summarise_all(topics: Sequence[Topic], library, model=None, progress: bool | None = None,
                   fresh: bool = False) -> tuple[list, RunFile, int]:
-    from tqdm import tqdm
-
     from rag.tasks.summarise import summarise
 
     settings = library.settings
-    key = run_key(settings, answerer_of(settings, model), "summaries", model)
-    run = RunFile(settings.home / "runs" / f"summaries-{key}.jsonl", fresh)
-    todo = [t for t in topics if t.topic not in run.done]
-    with tqdm(total=len(topics), initial=len(topics) - len(todo), unit=" areas", leave=False,
-              disable=None if progress is None else not progress) as bar:
-        for t in todo:
-            t0 = time.perf_counter()
-            res = summarise(t.topic, library, settings=settings, model=model)
-            run.add({"id": t.topic, "seconds": round(time.perf_counter() - t0, 4), "abstained": res.abstained,
-                     "cited": [c.paper.paper_id for c in res.citations], "summary": res.as_json()})
-            bar.update(1)
+
+    def row_of(t: Topic) -> dict:
+        res = summarise(t.topic, library, settings=settings, model=model)
+        return {"abstained": res.abstained, "cited": [c.paper.paper_id for c in res.citations],
+                "summary": res.as_json()}
+
+    run, now = ask_missing("summaries", topics, lambda t: t.topic, row_of, library, model, progress, fresh,
+                           unit=" areas")
     rows = [run.done[t.topic] for t in topics]
-    return [score_summary(t, r["cited"], r["abstained"], r.get("seconds")) for t, r in zip(topics, rows)], run, len(todo)
+    return [score_summary(t, r["cited"], r["abstained"], r.get("seconds")) for t, r in zip(topics, rows)], run, now
 
 
 def evaluate_summaries(settings: Settings, *, mlqa: Path, split: str = "test", limit: int | None = None,
