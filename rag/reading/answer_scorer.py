@@ -58,6 +58,7 @@ BASE = ("cos", "cos_minus_best", "cos_minus_mean", "is_best", "cos_rank", "overl
         "adds", "position", "first", "last", "abstract_length", "prev_cos", "next_cos", "length",
         "own_voice", "finding_opening", "contribution_opening", "study_opening", "result_words",
         "background_words", "defines", "leans", "question_mark", "number", "after_study", "after_finding",
+        "follows_best", "after_best", "prev_overlap", "next_overlap", "overlap_rank",
         *(f"role_{r}" for r in ROLES), "domain")
 # The features each question kind re-weighs (kind x feature), besides the kind's own intercept.
 CROSSED = ("cos", "cos_minus_best", "overlap", "adds", "position", "first", "last", "own_voice", "finding_opening",
@@ -72,6 +73,11 @@ NAMES = (*BASE, *(f"kind_{k}" for k in KINDS), *(f"{k}*{f}" for k in KINDS for f
          *(f"domain*{f}" for f in BY_DOMAIN))
 _CROSS_IDX = [BASE.index(f) for f in CROSSED]
 _DOMAIN_IDX = [BASE.index(f) for f in BY_DOMAIN]
+
+
+def poses_the_study(sentence: str) -> bool:
+    """ "In this work, we study X", "This paper investigates X": the sentence that states what is asked."""
+    return bool(_STUDY_OPEN.match(sentence.strip()))
 
 
 def features(question: str, sentences: list[str], vectors: np.ndarray, question_vector: np.ndarray,
@@ -129,6 +135,16 @@ def features(question: str, sentences: list[str], vectors: np.ndarray, question_
     # A finding often follows the sentence that poses the study ("We study X. We show that ...").
     f[1:, col["after_study"]] = np.maximum.accumulate(study)[:-1]
     f[1:, col["after_finding"]] = finding[:-1]
+    # The sentence most like the question often poses it; its answer tends to follow it.
+    best = int(order[0])
+    f[best + 1 :, col["after_best"]] = 1.0
+    if best + 1 < n:
+        f[best + 1, col["follows_best"]] = 1.0
+    f[1:, col["prev_overlap"]] = overlap[:-1]
+    f[:-1, col["next_overlap"]] = overlap[1:]
+    orank = np.empty(n, dtype=np.float32)
+    orank[np.argsort(-overlap, kind="stable")] = np.arange(n)
+    f[:, col["overlap_rank"]] = orank / max(1, n - 1)
     d = model().domain if domain is None else domain
     # 0 for an abstract like the ML training abstracts, 1 like the biomedical ones (d[-2:] are their means on
     # the direction d[:-2]): crossed features stay 0 on ML abstracts, so theirs are learned from ML rows.
@@ -144,17 +160,20 @@ def features(question: str, sentences: list[str], vectors: np.ndarray, question_
 
 
 class AnswerScorer:
-    """A logistic regression over standardised features: weights, intercept, the training mean/scale, and the
-    domain line (mean biomedical minus mean ML sentence vector of the training abstracts, unit length, then
-    the two sets' mean positions on it)."""
+    """Over standardised features (the training mean/scale): a logistic regression (`coef`, `intercept`), or
+    with `hidden` weights a one-hidden-layer network (relu(z @ w1 + b1) @ coef + intercept); and the domain
+    line (mean biomedical minus mean ML sentence vector of the training abstracts, unit length, then the two
+    sets' mean positions on it)."""
 
     def __init__(self, coef: np.ndarray, intercept: float, mean: np.ndarray, scale: np.ndarray, domain: np.ndarray,
-                 names=NAMES):
+                 names=NAMES, w1: np.ndarray | None = None, b1: np.ndarray | None = None):
         self.coef = np.asarray(coef, dtype=np.float32).ravel()
         self.domain = np.asarray(domain, dtype=np.float32)
         self.intercept = float(intercept)
         self.mean = np.asarray(mean, dtype=np.float32)
         self.scale = np.asarray(scale, dtype=np.float32)
+        self.w1 = None if w1 is None else np.asarray(w1, dtype=np.float32)
+        self.b1 = None if b1 is None else np.asarray(b1, dtype=np.float32)
         if tuple(names) != NAMES:
             raise ValueError("answer_scorer.npz was trained on other features: retrain it "
                              "(bench/train_answer_scorer.py)")
@@ -162,16 +181,20 @@ class AnswerScorer:
     @classmethod
     def load(cls, path: Path = WEIGHTS) -> "AnswerScorer":
         with np.load(path) as z:
+            hidden = (z["w1"], z["b1"]) if "w1" in z.files else (None, None)
             return cls(z["coef"], float(z["intercept"]), z["mean"], z["scale"], z["domain"],
-                       [str(x) for x in z["names"]])
+                       [str(x) for x in z["names"]], *hidden)
 
     def save(self, path: Path) -> None:
+        extra = {} if self.w1 is None else {"w1": self.w1.astype(np.float16), "b1": self.b1}
         np.savez_compressed(path, coef=self.coef, intercept=np.float32(self.intercept), mean=self.mean,
-                            scale=self.scale, domain=self.domain, names=np.array(NAMES))
+                            scale=self.scale, domain=self.domain, names=np.array(NAMES), **extra)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        z = ((np.asarray(x, dtype=np.float32) - self.mean) / self.scale) @ self.coef + self.intercept
-        return 1.0 / (1.0 + np.exp(-z))
+        z = (np.asarray(x, dtype=np.float32) - self.mean) / self.scale
+        if self.w1 is not None:
+            z = np.maximum(z @ self.w1.astype(np.float32) + self.b1, 0.0)
+        return 1.0 / (1.0 + np.exp(-(z @ self.coef + self.intercept)))
 
 
 @lru_cache(maxsize=1)
