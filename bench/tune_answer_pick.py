@@ -5,7 +5,8 @@
 
 Each train question is retrieved and its candidates scored once (rag.tasks.ask's path); then a grid over
 rag.tasks.extractive.pick's floor, answers_at, same-paper ratio, whether that second sentence must follow the lead,
-and whether a quote leaning throughout comes with the sentence before it (WITH_CONTEXT), each scored as rag.evaluation.mlqa scores
+and whether a quote leaning throughout comes with the sentence before it (WITH_CONTEXT), how many more
+sentences of the lead's paper may join it (SAME_PAPER_MORE), each scored as rag.evaluation.mlqa scores
 an answer: hit (a quoted sentence covers a marked answer sentence), own-paper share of the quoted sentences,
 and the share of quotes graded `answers` (probability >= answers_at) that quote an answer or partial
 sentence of the question's paper. The library is opened as `paperchat eval answers` opens it (never ingested).
@@ -64,10 +65,10 @@ def main() -> int:
     rows = []
     import rag.tasks.extractive as ex
 
-    grid = [(f, a, r, x, c) for f in (0.02, 0.05, 0.1, 0.2) for a in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
-            for r in (0.5, 0.7, 0.9, 1.01) for x in (False, True) for c in (False, True)]
-    for floor, answers_at, ratio, after, context in grid:
-        ex.WITH_CONTEXT = context
+    grid = [(f, a, r, x, c, m) for f in (0.05, 0.1, 0.2) for a in (0.7, 0.8, 0.85, 0.9, 0.95)
+            for r in (0.3, 0.5, 0.7, 1.01) for x in (False, True) for c in (False, True) for m in (1, 2)]
+    for floor, answers_at, ratio, after, context, more in grid:
+        ex.WITH_CONTEXT, ex.SAME_PAPER_MORE = context, more
         hit = n = own = graded = right = 0
         for q, hits, cands, ok in per:
             for c in cands:
@@ -83,7 +84,7 @@ def main() -> int:
                     right += x in mine and any(quotes(x.sentence, m) for m in [*q.answer_sentences, *q.partial])
         k = len(per)
         rows.append({"floor": floor, "answers_at": answers_at, "same_ratio": ratio, "after_lead": after,
-                     "with_context": context, "hit": round(hit / k, 3), "own_paper_share": round(own / max(1, n), 3),
+                     "with_context": context, "same_paper_more": more, "hit": round(hit / k, 3), "own_paper_share": round(own / max(1, n), 3),
                      "answers_right": round(right / max(1, graded), 3), "answers_graded": graded})
     # The choice: most hits among the settings whose `answers` grades are right at least 0.85 of the time
     # (ties: the higher floor -- what makes the answer say the library does not answer -- then more
@@ -93,10 +94,10 @@ def main() -> int:
     if args.json:
         print(json.dumps({"chosen": best, "rows": rows}, indent=1))
         return 0
-    print(f"{'floor':>6} {'ans_at':>6} {'ratio':>6} {'after':>6} {'ctx':>6} {'hit':>6} {'own':>6} {'right':>6} {'graded':>6}")
+    print(f"{'floor':>6} {'ans_at':>6} {'ratio':>6} {'after':>6} {'ctx':>6} {'more':>4} {'hit':>6} {'own':>6} {'right':>6} {'graded':>6}")
     for r in sorted(rows, key=lambda r: (-r["hit"], -r["answers_right"]))[:40]:
         print(f"{r['floor']:6.2f} {r['answers_at']:6.2f} {r['same_ratio']:6.2f} {str(r['after_lead']):>6} "
-              f"{str(r['with_context']):>6} {r['hit']:6.3f} {r['own_paper_share']:6.3f} {r['answers_right']:6.3f} "
+              f"{str(r['with_context']):>6} {r['same_paper_more']:4d} {r['hit']:6.3f} {r['own_paper_share']:6.3f} {r['answers_right']:6.3f} "
               f"{r['answers_graded']:6d}")
     print("chosen (most hits with answers_right >= 0.85):", best)
     return 0

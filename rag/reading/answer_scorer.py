@@ -58,7 +58,6 @@ BASE = ("cos", "cos_minus_best", "cos_minus_mean", "is_best", "cos_rank", "overl
         "adds", "position", "first", "last", "abstract_length", "prev_cos", "next_cos", "length",
         "own_voice", "finding_opening", "contribution_opening", "study_opening", "result_words",
         "background_words", "defines", "leans", "question_mark", "number", "after_study", "after_finding",
-        "follows_best", "after_best", "prev_overlap", "next_overlap", "overlap_rank",
         *(f"role_{r}" for r in ROLES), "domain")
 # The features each question kind re-weighs (kind x feature), besides the kind's own intercept.
 CROSSED = ("cos", "cos_minus_best", "overlap", "adds", "position", "first", "last", "own_voice", "finding_opening",
@@ -135,16 +134,6 @@ def features(question: str, sentences: list[str], vectors: np.ndarray, question_
     # A finding often follows the sentence that poses the study ("We study X. We show that ...").
     f[1:, col["after_study"]] = np.maximum.accumulate(study)[:-1]
     f[1:, col["after_finding"]] = finding[:-1]
-    # The sentence most like the question often poses it; its answer tends to follow it.
-    best = int(order[0])
-    f[best + 1 :, col["after_best"]] = 1.0
-    if best + 1 < n:
-        f[best + 1, col["follows_best"]] = 1.0
-    f[1:, col["prev_overlap"]] = overlap[:-1]
-    f[:-1, col["next_overlap"]] = overlap[1:]
-    orank = np.empty(n, dtype=np.float32)
-    orank[np.argsort(-overlap, kind="stable")] = np.arange(n)
-    f[:, col["overlap_rank"]] = orank / max(1, n - 1)
     d = model().domain if domain is None else domain
     # 0 for an abstract like the ML training abstracts, 1 like the biomedical ones (d[-2:] are their means on
     # the direction d[:-2]): crossed features stay 0 on ML abstracts, so theirs are learned from ML rows.
