@@ -2,7 +2,8 @@
 
     UserError                    a mistake the user can fix; the message says how (printed as one line)
     ├── LibraryError             a library cannot do what was asked (bad name, other embedder, ...)
-    │   └── LibraryBusy          another process holds the library's write lock
+    │   ├── LibraryBusy          another process holds the library's write lock
+    │   └── StoreFull            the disk holding the embedded store is (nearly) full: nothing is repaired on it
     ├── StoreUnavailable         the Chroma server does not answer
     ├── LoadError                a whole path cannot be read (`.rejection` says which and why)
     └── FieldsError              a `fields` mapping names a field of ours that does not exist
@@ -31,6 +32,11 @@ class LibraryError(UserError, RuntimeError):
 
 class LibraryBusy(LibraryError):
     """Another process is writing to the library (its write lock did not come free in time)."""
+
+
+class StoreFull(LibraryError):
+    """The disk holding the embedded store is (nearly) full: Chroma cannot apply its last writes, and no repair
+    (which rewrites the library) is started on it (rag.library.store.guard)."""
 
 
 class StoreUnavailable(UserError, RuntimeError):
