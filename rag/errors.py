@@ -78,8 +78,8 @@ def redact(text: str) -> str:
     return re.sub(r"\b(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+", r"\1***", text)
 
 
-READ_ONLY_HINT = (" — the embedded store writes its lock and its SQLite database even to read, so PAPERCHAT_HOME "
-                  "must be writable: copy it somewhere writable, or serve it with `chroma run` and PAPERCHAT_CHROMA_URL")
+READ_ONLY_HINT = (" — this command writes to PAPERCHAT_HOME, so it must be writable (readers such as stats, search "
+                  "and ask read a private copy of a read-only home, in TMPDIR)")
 FULL_HINT = (" — free some space and run the same command again: what was written is kept, each paper whole, "
              "and a re-run carries on")
 

@@ -35,19 +35,80 @@ def _cli(monkeypatch, home, *argv) -> int:
     return main([str(a) for a in argv])
 
 
-def test_a_read_only_home_is_one_line_for_every_command(tmp_path, monkeypatch, capsys):
+READERS = (["stats"], ["search", "residual streams"], ["papers"], ["sources"], ["cite", "residual streams are widened"],
+           ["ask", "how can residual streams be widened?"])
+
+
+def _read_all(monkeypatch, capsys, home) -> tuple[dict, list[str]]:
+    """What each reader prints on `home`, and the lines it wrote to stderr."""
+    out, notes = {}, []
+    for argv in READERS:
+        assert _cli(monkeypatch, home, *argv) == 0, argv
+        got = capsys.readouterr()
+        out[argv[0]] = got.out.replace(str(home), "HOME")
+        notes += got.err.strip().splitlines()
+    return out, notes
+
+
+def _stats_lines(out: str) -> str:
+    return out.split(" (", 1)[0]  # (the store's path differs: the copy's)
+
+
+def _writers_refused(monkeypatch, capsys, ro) -> None:
+    for argv in (["ingest", SEEDS], ["remove", "--source", "000_e59311403e2266af.txt"]):
+        assert _cli(monkeypatch, ro, *argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert f"PAPERCHAT_HOME {ro} cannot be written, and `{argv[0]}` writes to it" in err, err
+
+
+def test_readers_of_a_home_they_cannot_write_read_a_private_copy(tmp_path, monkeypatch, capsys):
+    """Item 13 without a mount (runs everywhere): the home is taken as unwritable; every reader answers as on
+    the home itself, with one note, and the copy is made once; writers are one line; the home is not touched."""
+    from rag.library.store import snapshot
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", None)  # (TMPDIR is read once per process otherwise)
+    assert _cli(monkeypatch, home, "ingest", SEEDS) == 0
+    capsys.readouterr()
+    want, notes = _read_all(monkeypatch, capsys, home)
+    assert notes == []
+    before = {p: p.stat().st_mtime_ns for p in home.rglob("*")}
+    monkeypatch.setattr(snapshot, "writable", lambda h: h != home)
+    got, notes = _read_all(monkeypatch, capsys, home)
+    assert got["search"] == want["search"] and got["papers"] == want["papers"] and got["ask"] == want["ask"]
+    assert got["cite"] == want["cite"] and _stats_lines(got["stats"]) == _stats_lines(want["stats"])
+    assert "76 papers" in got["stats"]
+    assert len(notes) == len(READERS) and all(n.startswith("note: reading ") for n in notes), notes
+    assert "a private copy of library 'default'" in notes[0] and "made earlier" in notes[1], notes
+    assert {p: p.stat().st_mtime_ns for p in home.rglob("*")} == before  # nothing under the home was written
+    _writers_refused(monkeypatch, capsys, home)
+
+
+def test_a_read_only_home_is_read_and_writers_are_one_line(tmp_path, monkeypatch, capsys):
+    """The real thing: a read-only bind mount of a library. A change made through the writable path is read
+    on the next command (a new copy)."""
     home, ro = tmp_path / "home", tmp_path / "ro"
     ro.mkdir()
-    assert _cli(monkeypatch, home, "ingest", SEEDS) == 0
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", None)
+    assert _cli(monkeypatch, home, "ingest", SEEDS / "000_e59311403e2266af.txt") == 0
     with mounted("--bind", str(home), str(ro)):
         if subprocess.run(["mount", "-o", "remount,ro,bind", str(ro)], capture_output=True).returncode:
             pytest.skip("cannot remount read-only here")
         capsys.readouterr()
-        for argv in (["stats"], ["search", "residual streams"], ["ingest", SEEDS]):
-            assert _cli(monkeypatch, ro, *argv) == 2, argv
-            err = capsys.readouterr().err
-            assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-            assert "Read-only file system" in err and "PAPERCHAT_HOME must be writable" in err
+        got, notes = _read_all(monkeypatch, capsys, ro)
+        assert "19 papers" in got["stats"] and "Hyper-Connections" in got["search"], got
+        assert all(n.startswith("note: reading ") and "read-only PAPERCHAT_HOME" in n for n in notes), notes
+        _writers_refused(monkeypatch, capsys, ro)
+        assert _cli(monkeypatch, home, "ingest", SEEDS) == 0  # the owner adds papers through the writable path
+        capsys.readouterr()
+        assert _cli(monkeypatch, ro, "stats") == 0
+        got = capsys.readouterr()
+        assert "76 papers" in got.out and "note: reading a private copy" in got.err, got
 
 
 def _run(home, *argv, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -137,4 +198,5 @@ def test_disk_errors_read_as_one_line():
     full = OSError(errno.ENOSPC, "No space left on device")
     assert user_message(full).startswith("No space left on device — free some space")
     ro = OSError(errno.EROFS, "Read-only file system", "/srv/paperchat/chroma.lock")
-    assert user_message(ro).startswith("Read-only file system: /srv/paperchat/chroma.lock — the embedded store")
+    assert user_message(ro).startswith("Read-only file system: /srv/paperchat/chroma.lock — this command writes to "
+                                       "PAPERCHAT_HOME, so it must be writable")
