@@ -3,7 +3,8 @@
     UserError                    a mistake the user can fix; the message says how (printed as one line)
     ├── LibraryError             a library cannot do what was asked (bad name, other embedder, ...)
     │   ├── LibraryBusy          another process holds the library's write lock
-    │   └── StoreFull            the disk holding the embedded store is (nearly) full: nothing is repaired on it
+    │   ├── StoreFull            the disk holding the embedded store is (nearly) full: nothing is repaired on it
+    │   └── StoreStuck           another process has held the embedded store's lock far longer than any call takes
     ├── StoreUnavailable         the Chroma server does not answer
     ├── LoadError                a whole path cannot be read (`.rejection` says which and why)
     └── FieldsError              a `fields` mapping names a field of ours that does not exist
@@ -37,6 +38,10 @@ class LibraryBusy(LibraryError):
 class StoreFull(LibraryError):
     """The disk holding the embedded store is (nearly) full: Chroma cannot apply its last writes, and no repair
     (which rewrites the library) is started on it (rag.library.store.guard)."""
+
+
+class StoreStuck(LibraryError):
+    """The embedded store's lock was held by another process far longer than any Chroma call takes (rag.library.locks)."""
 
 
 class StoreUnavailable(UserError, RuntimeError):

@@ -192,6 +192,28 @@ def test_a_process_whose_ingest_filled_the_disk_writes_again_once_space_returns(
         assert out[2] == "after space returned: 3000 papers"
 
 
+def test_a_command_never_waits_forever_behind_a_process_stuck_inside_chroma(tmp_path, monkeypatch, capsys):
+    """A process hung inside Chroma holds the store lock; other commands waited on it silently, for ever. Now
+    they wait at most STORE_WAIT (900 s; 2 s here) and name the holder in one line."""
+    home = tmp_path / "home"
+    assert _cli(monkeypatch, home, "ingest", SEEDS / "000_e59311403e2266af.txt") == 0
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)",
+                               str(home / "chroma.lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr("rag.library.locks.STORE_WAIT", 2.0, raising=False)
+        capsys.readouterr()
+        assert _cli(monkeypatch, home, "stats") == 2  # (main: waited until the holder left, then answered)
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and f"by process {holder.pid}" in err, err
+        assert f"kill {holder.pid}" in err and "seems stuck inside Chroma" in err, err
+    finally:
+        holder.kill()
+        holder.wait()
+    assert _cli(monkeypatch, home, "stats") == 0 and "19 papers" in capsys.readouterr().out
+
+
 def test_disk_errors_read_as_one_line():
     from rag.errors import user_message
 
