@@ -2,7 +2,9 @@
 
     UserError                    a mistake the user can fix; the message says how (printed as one line)
     ├── LibraryError             a library cannot do what was asked (bad name, other embedder, ...)
-    │   └── LibraryBusy          another process holds the library's write lock
+    │   ├── LibraryBusy          another process holds the library's write lock
+    │   ├── StoreFull            the disk holding the embedded store is (nearly) full: nothing is repaired on it
+    │   └── StoreStuck           another process has held the embedded store's lock far longer than any call takes
     ├── StoreUnavailable         the Chroma server does not answer
     ├── LoadError                a whole path cannot be read (`.rejection` says which and why)
     └── FieldsError              a `fields` mapping names a field of ours that does not exist
@@ -31,6 +33,15 @@ class LibraryError(UserError, RuntimeError):
 
 class LibraryBusy(LibraryError):
     """Another process is writing to the library (its write lock did not come free in time)."""
+
+
+class StoreFull(LibraryError):
+    """The disk holding the embedded store is (nearly) full: Chroma cannot apply its last writes, and no repair
+    (which rewrites the library) is started on it (rag.library.store.guard)."""
+
+
+class StoreStuck(LibraryError):
+    """The embedded store's lock was held by another process far longer than any Chroma call takes (rag.library.locks)."""
 
 
 class StoreUnavailable(UserError, RuntimeError):
@@ -72,8 +83,8 @@ def redact(text: str) -> str:
     return re.sub(r"\b(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+", r"\1***", text)
 
 
-READ_ONLY_HINT = (" — the embedded store writes its lock and its SQLite database even to read, so PAPERCHAT_HOME "
-                  "must be writable: copy it somewhere writable, or serve it with `chroma run` and PAPERCHAT_CHROMA_URL")
+READ_ONLY_HINT = (" — this command writes to PAPERCHAT_HOME, so it must be writable (readers such as stats, search "
+                  "and ask read a private copy of a read-only home, in TMPDIR)")
 FULL_HINT = (" — free some space and run the same command again: what was written is kept, each paper whole, "
              "and a re-run carries on")
 

@@ -5,13 +5,39 @@ from __future__ import annotations
 import json
 
 
+# Commands that only read a library: on a read-only PAPERCHAT_HOME they read a private copy of it.
+READERS = {"papers", "stats", "sources", "search", "ask", "summarise", "summarize", "cite", "compare", "map"}
+
+
 def settings_of(args):
     from rag.settings import Settings
 
     s = Settings()
     if args.library:
         s = s.model_copy(update={"library": args.library})
-    return s
+    if getattr(args, "home_read", None) is None:  # (settings_of runs more than once per command: copy and note once)
+        args.home_read = _home_for(args.cmd, s)
+    return s.model_copy(update={"home": args.home_read})
+
+
+def _home_for(cmd: str, s):
+    """The home the command works in: PAPERCHAT_HOME, or for a reader of a read-only one a private copy
+    (with a one-line note on stderr); a writer on a read-only home is one line (rag.library.chroma)."""
+    import sys
+
+    from rag.errors import LibraryError
+    from rag.library.chroma import home_writable, readable_home
+
+    if cmd not in READERS:
+        if not home_writable(s.home, s.chroma_url):
+            raise LibraryError(f"PAPERCHAT_HOME {s.home} cannot be written, and `{cmd}` writes to it: make it "
+                               "writable or point PAPERCHAT_HOME elsewhere (readers such as stats, search and ask "
+                               "read a private copy of a read-only home)")
+        return s.home
+    home, note = readable_home(s.home, s.library, s.chroma_url)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return home
 
 
 def library_of(args):

@@ -39,6 +39,25 @@ def make_client(home: Path, url: str | None = None):
     return client
 
 
+def readable_home(home: Path, library: str, url: str | None = None) -> tuple[Path, str | None]:
+    """The home a reader opens: `home` itself, or, when the embedded store in it cannot be written (a shared
+    read-only library), a private copy of `library` and a one-line note saying so (rag.library.store.snapshot)."""
+    if url:
+        return home, None
+    from rag.library.store.snapshot import private_copy, writable
+
+    return (home, None) if writable(home) else private_copy(home, library)
+
+
+def home_writable(home: Path, url: str | None = None) -> bool:
+    """Whether a writer can use this home's embedded store (always, on a Chroma server)."""
+    if url:
+        return True
+    from rag.library.store.snapshot import writable
+
+    return writable(home)
+
+
 class ServerStore:
     """A library's store jobs on a Chroma server (the same methods as rag.library.store.EmbeddedStore). The
     server keeps one index for every client, so there is nothing to check, catch up with or repair."""

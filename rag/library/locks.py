@@ -5,7 +5,9 @@
 - `server_lock`: replicas sharing a Chroma server keep their lock files in their own homes, so a writer
   also holds a lock on the server, with a heartbeat; a dead holder's lock is taken over.
 - `store_lock`: embedded Chroma is not safe for several processes at once (rag.library.store): every call on it
-  holds this lock, exclusive across processes and threads.
+  holds this lock, exclusive across processes and threads. A call waits for it at most STORE_WAIT, then
+  gives up in one line naming the process that holds it (StoreStuck): no command waits forever behind a
+  process stuck inside Chroma.
 
 Lock paths always derive from the library or store folder, never from the working directory.
 """
@@ -22,10 +24,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from rag.errors import LibraryBusy
+from rag.errors import LibraryBusy, StoreStuck
 
 LOCK_BEAT = 5.0  # seconds between heartbeats of a server-side write lock
 LOCK_STALE = 60.0  # a server-side lock without a heartbeat for this long belongs to a dead writer
+# Seconds a Chroma call waits for the store lock. One call holds it for milliseconds to seconds; the longest
+# hold is the child's check of a store a writer died in (rag.library.store.childcheck, at most 600 s).
+STORE_WAIT = 900.0
 
 
 def host_id() -> str:
@@ -146,13 +151,37 @@ class StoreLock:
         self._fh = None
 
     def __enter__(self) -> "StoreLock":
-        self._lock.acquire()
+        if not self._lock.acquire(timeout=STORE_WAIT):
+            raise self._stuck(None)
         if self._depth == 0:
             fh = open(self._path, "a")
-            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                self._wait(fh)
+            except BaseException:
+                fh.close()
+                self._lock.release()
+                raise
             self._fh = fh
         self._depth += 1
         return self
+
+    def _wait(self, fh) -> None:
+        """flock, waiting at most STORE_WAIT (polled: a blocking flock cannot time out)."""
+        deadline, pause = time.monotonic() + STORE_WAIT, 0.001
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise self._stuck(_flock_holder(fh)) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+
+    def _stuck(self, pid: int | None) -> StoreStuck:
+        who = f"process {pid}" + (f" (`{_command_of(pid)}`)" if _command_of(pid) else "") if pid else "another thread"
+        return StoreStuck(f"the Chroma store in {self._path.parent / 'chroma'} has been held for {STORE_WAIT:.0f} s by {who}, which "
+                          f"seems stuck inside Chroma: stop it{f' (kill {pid})' if pid else ''} and run the command again")
 
     def __exit__(self, *exc) -> None:
         self._depth -= 1
@@ -161,6 +190,28 @@ class StoreLock:
             self._fh.close()
             self._fh = None
         self._lock.release()
+
+
+def _flock_holder(fh) -> int | None:
+    """The process holding an flock on the open file, from /proc/locks (Linux); None if unknown."""
+    try:
+        st = os.fstat(fh.fileno())
+        dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+        with open("/proc/locks") as f:
+            for line in f:
+                parts = line.split()
+                if "->" not in line and len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == dev:
+                    return int(parts[4])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _command_of(pid: int | None) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()[:80]
+    except OSError:
+        return ""
 
 
 _LOCKS: dict[Path, StoreLock] = {}

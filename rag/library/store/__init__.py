@@ -8,6 +8,7 @@ passes through here.
     hnswfiles.py   are HNSW files sound? read as bytes, never loaded
     childcheck.py  can a fresh process load the collections? (python -m rag.library.store.childcheck)
     repair.py      whether Chroma loads a collection; the paper records salvaged from its SQLite file
+    snapshot.py    a read-only home, read: a private copy of one library (readers; rag.library.chroma.readable_home)
 """
 
 from rag.library.store.client import embedded_client

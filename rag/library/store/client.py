@@ -11,7 +11,11 @@ searches during ingests; rag.library.store.hnswfiles finds it). The embedded cli
   and threads; with the check below, about 0.17 ms per call);
 - before a call, if another process has saved the index files since this process's last call, this
   process drops its in-memory index and loads theirs, after checking their bytes (StoreTorn if they
-  fail: a process died saving them, and loading them could crash this one).
+  fail: a process died saving them, and loading them could crash this one);
+- after a call Chroma failed inside (InternalError: a full disk, a failed compaction, files it cannot
+  load), this process's bindings are replaced before the next call. Chroma's own are left mid-transaction
+  by such a failure: the next write in the same process waited forever on SQLite's lock (3 of 3 runs on a
+  full 3 MB tmpfs, even after space returned; 0 of 4 with fresh bindings; issue 28, item 12).
 
 A Chroma server needs none of this (rag.library.chroma makes its client without coming here).
 """
@@ -111,6 +115,10 @@ class Guarded:
                     store.before_load(str(self._target.id))
                 try:
                     out = attr(*args, **kwargs)
+                except Exception as exc:
+                    if _chroma_failed(exc):
+                        reload(store.server)  # (see the module's docstring: never call bindings a failure left)
+                    raise
                 finally:
                     if ours:
                         store.after_call()
@@ -120,6 +128,11 @@ class Guarded:
 
     def __repr__(self) -> str:
         return f"Guarded({self._target!r})"
+
+
+def _chroma_failed(exc: Exception) -> bool:
+    """An error from inside Chroma's bindings (not a caller's mistake such as a missing collection)."""
+    return type(exc).__module__.startswith("chromadb") and type(exc).__name__ == "InternalError"
 
 
 def _is_collection(obj) -> bool:

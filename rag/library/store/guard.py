@@ -17,12 +17,13 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rag.library.collections import REBUILD, Collections
-from rag.errors import LibraryBusy, LibraryError
+from rag.errors import LibraryBusy, LibraryError, StoreFull
 from rag.library.locks import library_lock
 from rag.library.store.childcheck import failing, vector_dirs
 from rag.library.store.client import reload
@@ -34,6 +35,11 @@ log = logging.getLogger(__name__)
 _SETTLE = 10.0  # seconds a reader waits for a live writer's half-saved HNSW files to read as whole
 _WRITING = "writing"  # in the library folder while a process holds the write lock
 _VOUCHED = "vouched.json"  # fingerprints of the store's vector files as last checked sound
+# Bytes free below which no repair is started: on a full disk Chroma cannot apply its last writes, so its
+# collections fail to load although nothing is torn, and a repair (which rewrites the library) would fail
+# half-way, or salvage the records without those still in Chroma's log (a search after an ingest that
+# filled a 3 MB tmpfs restored 256 of its papers, or waited forever inside Chroma; issue 28, item 12).
+MIN_FREE = 64 << 20
 
 # (store handle, library) -> the generation this process's view of the store is current for.
 _VIEWS: dict[tuple[int, str], str] = {}
@@ -190,6 +196,7 @@ class EmbeddedStore:
         """A read failed: rebuild what Chroma cannot load, unless a writer is at work; else re-raise."""
         if self.readable():
             raise exc
+        self.refuse_if_full()
         try:
             with self._write_now():
                 self.rebuild_if_unloadable()
@@ -212,9 +219,22 @@ class EmbeddedStore:
         self.rebuild(records_too=not records_ok)
         return True
 
+    def refuse_if_full(self) -> None:
+        """StoreFull when the disk holding the store has less than MIN_FREE bytes free."""
+        store = self.home / "chroma"
+        try:
+            free = shutil.disk_usage(store).free
+        except OSError:
+            return
+        if free < MIN_FREE:
+            raise StoreFull(f"the disk holding {store} is full ({free / 1e6:.1f} MB free), so Chroma cannot apply the "
+                            f"last writes to library {self.cols.name!r} — free some space and run the same command "
+                            "again: what was written is kept, and nothing is repaired or removed on a full disk")
+
     def rebuild(self, records_too: bool) -> None:
         """The one rebuild of a bad store, with the write lock held: the paper records from Chroma's SQLite
-        file (when Chroma cannot load them), then the chunk vectors from the records."""
+        file (when Chroma cannot load them), then the chunk vectors from the records. Never on a full disk."""
+        self.refuse_if_full()
         if records_too:
             restore_records(self.cols, self.home / "chroma" / "chroma.sqlite3")
         self.recut()
