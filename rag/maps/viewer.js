@@ -61,7 +61,7 @@
       `<b>${esc(data.t[i]).slice(0, 140)}</b><br>${esc(data.v[i] || "")} ${data.yr[i] || ""}` +
       `<br><i>${esc(topicName(data.r[i]))}</i>`);
     const gl = data.draw !== "svg" && webgl();  // an SVG map never asks for a WebGL context
-    if (!gl && n > 5000) {
+    if (data.draw !== "svg" && !gl && n > 5000) {
       plot.innerHTML = '<p class="pcm-msg">This browser offers no WebGL, which a map of this size needs.</p>';
       return {filter() {}, light() { return 0; }, ready: Promise.resolve()};
     }
