@@ -35,7 +35,7 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-METHODS = ("tsne", "umap", "umap-200", "pacmap", "pca")
+METHODS = ("tsne", "umap", "umap-200", "pacmap", "pca")  # (+ "tsne-short", by --methods only)
 
 
 def fit_with(method: str, v: np.ndarray) -> np.ndarray:
@@ -43,6 +43,9 @@ def fit_with(method: str, v: np.ndarray) -> np.ndarray:
     from rag.maps import layout
 
     if method == "tsne":
+        return layout.tsne_2d(v)
+    if method == "tsne-short":  # a cheaper t-SNE weighed (issue 34 item 3): 100 + 200 iterations, not 150 + 300
+        layout.EXAGGERATION_ITERATIONS, layout.ITERATIONS = 100, 200
         return layout.tsne_2d(v)
     if method == "pca":
         return layout.pca_2d(v)

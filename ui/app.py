@@ -116,7 +116,7 @@ def launch_options(settings: Settings, demo: gr.Blocks, host: str = "127.0.0.1",
         server_name=host, server_port=port, max_file_size=f"{settings.max_upload_mb}mb",
         css_paths=[HERE / "app.css", HERE / "map.css"],
         js=("() => {\nwindow.__paperchatKatex = " + json.dumps(katex_assets()) + ";\n("
-            + (HERE / "app.js").read_text(encoding="utf-8") + ")();\n" + MapTab.js() + "\n}"),
+            + (HERE / "app.js").read_text(encoding="utf-8") + ")();\n" + ui.maptab.js() + "\n}"),
         theme=gr.themes.Default(primary_hue="indigo", neutral_hue="slate",
                                 font=["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto",
                                       "Helvetica Neue", "Arial", "sans-serif"],

@@ -4,11 +4,15 @@
 (function () {
   "use strict";
   if (window.pcMapOpen) return;
-  let plotly = null, cache = {key: null, data: null}, handle = null, chosen = null;
+  let plotly = null, plotlySrc = null, cache = {key: null, data: null}, handle = null, chosen = null;
 
+  // The bundle the map needs (the small SVG one, or the full one for WebGL past a few thousand papers);
+  // the full one is a superset, so once it is loaded nothing else is.
+  const FULL = /plotly\.min\.js$/;
   function loadPlotly(src) {
-    if (window.Plotly) return Promise.resolve();
-    if (!plotly) plotly = new Promise((ok, bad) => {
+    if (plotly && (plotlySrc === src || FULL.test(plotlySrc))) return plotly;
+    plotlySrc = src;
+    plotly = new Promise((ok, bad) => {
       const s = document.createElement("script");
       s.src = src; s.onload = ok; s.onerror = () => { plotly = null; bad(new Error("plotly.js did not load")); };
       document.head.appendChild(s);
@@ -51,7 +55,7 @@
     }
   }
   window.pcMapOpen = open;
-  // plotly.js (4.85 MB) is read and compiled while the browser is idle after the page loaded, so that the
+  // plotly.js (1.1 MB basic bundle; 4.85 MB for a WebGL map) is read and compiled while the browser is idle after the page loaded, so that the
   // first open of the Map tab draws at once instead of waiting for it.
   if (window.__paperchatPlotly) {
     const early = () => loadPlotly(window.__paperchatPlotly).catch(() => {});

@@ -75,7 +75,7 @@ class MapTab:
                 refit_in_background(self.library, self.settings)
                 note = (f"{100 * m.drift:.0f} % of the papers were added or removed since this layout was computed; "
                         "it is being recomputed in the background (reopen the tab in a while).")
-            path = self.root / f"map-{uuid.uuid4().hex[:12]}.json"
+            path = self.root / f"map-{len(m.ids)}-{uuid.uuid4().hex[:12]}.json"
             data = viewer_data(m, self.library.catalogue)
             path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
             old = self._ready
@@ -132,8 +132,9 @@ class MapTab:
         from rag.maps.page import plotly_js_path
 
         note_html = f'<p class="pc-note">{h(note)}</p>' if note else ""
+        n = int(Path(path).stem.split("-")[1])  # the map's papers (named in its file): which plotly.js it needs
         return (f'{note_html}<div id="pc-map" data-src="/gradio_api/file={h(path)}" '
-                f'data-plotly="/gradio_api/file={h(str(plotly_js_path()))}" data-key="{h(Path(path).stem)}"></div>',
+                f'data-plotly="/gradio_api/file={h(str(plotly_js_path(n)))}" data-key="{h(Path(path).stem)}"></div>',
                 gr.Timer(active=polling))
 
     def card(self, paper_id: str) -> str:
@@ -148,7 +149,7 @@ class MapTab:
     def allowed_paths(self) -> list[str]:
         from rag.maps.page import plotly_js_path
 
-        return [str(self.root), str(plotly_js_path().parent)]
+        return [str(self.root), str(plotly_js_path().parent), str(plotly_js_path(0).parent)]
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -170,11 +171,12 @@ class MapTab:
         pick.change(self.card, pick, cardbox, api_visibility="private", show_progress="hidden")
         self.warm()
 
-    @staticmethod
-    def js() -> str:
+    def js(self) -> str:
         """The client side: the viewer plus the glue to Gradio (one arrow function body for launch's js)."""
         from rag.maps.page import plotly_js_path, viewer_js
 
-        # where plotly.js is served: map.js loads it while the browser is idle, before the tab is opened
-        plotly = "window.__paperchatPlotly = " + json.dumps(f"/gradio_api/file={plotly_js_path()}") + ";\n"
+        # where plotly.js is served: map.js loads it while the browser is idle, before the tab is opened (the
+        # bundle for the library's size now; a map that outgrew it loads the other on open)
+        bundle = plotly_js_path(len(self.library.catalogue))
+        plotly = "window.__paperchatPlotly = " + json.dumps(f"/gradio_api/file={bundle}") + ";\n"
         return plotly + viewer_js() + "\n" + (HERE / "map.js").read_text(encoding="utf-8")

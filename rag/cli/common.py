@@ -40,6 +40,28 @@ def _home_for(cmd: str, s):
     return home
 
 
+def warm_embedder(args) -> None:
+    """Load the query embedder's ONNX model on a thread while the command imports what it needs (Chroma,
+    the readers): onnxruntime builds its session outside the GIL, so the two overlap (a cold `ask` on the
+    seeds: bench/cold_start.py). Only for the in-process MiniLM, the one with a model to load; the
+    library later gets the same instance (rag.embedders.make_embedder keeps one per process). Not a
+    daemon: the process waits for the load (under a second) rather than exit in the middle of it."""
+    import threading
+
+    def load() -> None:
+        try:
+            s = settings_of(args)
+            if s.embedder != "minilm":
+                return
+            from rag.embedders import make_embedder
+
+            make_embedder(s).embed_array(["warm"])
+        except Exception:  # noqa: BLE001 - the command itself will meet and report the same problem
+            pass
+
+    threading.Thread(target=load, name="paperchat-warm-embedder").start()
+
+
 def library_of(args):
     from rag.library.library import Library
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from rag.cli.common import checked_filters, filters_of, library_of, print_json, settings_of, write_references
+from rag.cli.common import (checked_filters, filters_of, library_of, print_json, settings_of, warm_embedder,
+                             write_references)
 
 
 def cmd_search(args) -> int:
+    warm_embedder(args)
     from rag.library.retrieval import search
     from rag.exports.terminal import readable
     from rag.reading.snippets import snippet
@@ -53,6 +55,7 @@ def _print_token(tok: str) -> None:
 
 
 def cmd_ask(args) -> int:
+    warm_embedder(args)
     from rag.tasks.ask import ask
 
     settings = settings_of(args)
@@ -71,6 +74,7 @@ def cmd_ask(args) -> int:
 
 
 def cmd_summarise(args) -> int:
+    warm_embedder(args)
     from rag.tasks.summarise import summarise
 
     settings = settings_of(args)

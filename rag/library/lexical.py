@@ -6,6 +6,28 @@ import json
 from pathlib import Path
 
 
+def _bm25s():
+    """bm25s, imported without numba and scipy: it imports each when installed (0.4 s and 0.3 s of a cold
+    `ask`) only to offer backends we do not use (BM25's defaults, backend="numpy", csc_backend="numpy",
+    are what we build and load with). numba is not a dependency of paperchat (the bench's umap-learn and
+    pacmap install it beside); scipy is, for other readers, who import it themselves."""
+    import sys
+
+    if "bm25s" in sys.modules:
+        import bm25s
+
+        return bm25s
+    hidden = [m for m in ("numba", "scipy") if m not in sys.modules]
+    for m in hidden:
+        sys.modules[m] = None  # type: ignore[assignment]  # `import m` raises ImportError
+    try:
+        import bm25s
+    finally:
+        for m in hidden:
+            del sys.modules[m]
+    return bm25s
+
+
 def _stemmer():
     import Stemmer
 
@@ -21,7 +43,7 @@ class LexicalIndex:
     @classmethod
     def build(cls, ids: list[str], texts: list[str], k1: float = 1.2, b: float = 0.75) -> "LexicalIndex":
         """An index over `texts`, answering with `ids` (paper ids: BM25 scores whole papers)."""
-        import bm25s
+        bm25s = _bm25s()
 
         if not ids:
             return cls(None, [])
@@ -38,7 +60,7 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, folder: Path) -> "LexicalIndex":
-        import bm25s
+        bm25s = _bm25s()
 
         ids = json.loads((folder / "ids.json").read_text())
         r = bm25s.BM25.load(str(folder / "bm25"), mmap=True) if ids else None
@@ -49,7 +71,7 @@ class LexicalIndex:
         document, in id order) restricts the search, e.g. to papers that pass a filter."""
         if self._retriever is None or not self.ids:
             return []
-        import bm25s
+        bm25s = _bm25s()
 
         if self._stem is None:
             self._stem = _stemmer()

@@ -23,6 +23,7 @@ import numpy as np
 PLACE_NEIGHBOURS = 10
 ITERATIONS = 300  # after the exaggerated phase: on SciFact 150 + 300 keep the share of 250 + 500 (0.484 vs 0.486) for half the CPU
 EXAGGERATION_ITERATIONS = 150
+EXACT_UP_TO = 200  # papers: up to here the exact t-SNE of rag.maps.small_tsne (no scikit-learn import; see there)
 _BLOCK = 1024  # new papers compared with the laid-out ones per matrix product (bounds memory at 87k)
 
 
@@ -49,10 +50,15 @@ def tsne_2d(vectors: np.ndarray, perplexity: float = 30.0, seed: int | None = 42
     """openTSNE on cosine distance: exact neighbours below 1,000 papers, Annoy's above; Barnes-Hut
     gradients below 5,000, FFT-interpolated ones above (linear in n). Imported here: it pulls in
     scikit-learn. No numba: nothing is compiled at run time, so a fresh process pays no warm-up."""
-    from openTSNE import TSNE, affinity, nearest_neighbors
-
     x = np.asarray(vectors, dtype=np.float32)
     n = len(x)
+    if n <= EXACT_UP_TO:
+        from rag.maps.small_tsne import tsne
+
+        p = min(perplexity, max(2.0, (n - 1) / 3.0))
+        return tsne(unit_rows(x), pca_2d(x), p, EXAGGERATION_ITERATIONS, ITERATIONS)
+    from openTSNE import TSNE, affinity, nearest_neighbors
+
     # Threads only pay past a few thousand papers: below, their start-up per iteration costs more than
     # they save (76 papers: 3.8 s on one thread, 10 s on two, under load).
     jobs = 1 if n < 2000 else _cores()

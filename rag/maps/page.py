@@ -16,11 +16,25 @@ from rag.maps.records import LibraryMap
 HERE = Path(__file__).resolve().parent
 ABSTRACT_CHARS = 300  # of each abstract in the standalone page
 ABSTRACTS_UP_TO = 20_000  # papers; past this the page carries no abstracts (87k x 300 chars = 26 MB)
+# Up to this many papers the map is drawn in SVG with plotly.js's basic bundle (1.1 MB, vendor/); past it,
+# in WebGL with the full bundle (4.85 MB). Reading the full bundle cost ~1.8 s and a software-WebGL context
+# more, under load, on every first open; SVG draws a few thousand points in well under a second
+# (docs/performance.md, "Opening the Map tab").
+SVG_UP_TO = 3000
+BASIC_BUNDLE = HERE / "vendor" / "plotly-basic.min.js"
 
 
-def plotly_js_path() -> Path:
-    """plotly.min.js as shipped inside the plotly Python package (no CDN)."""
+def draws_svg(n: int) -> bool:
+    return n <= SVG_UP_TO
+
+
+def plotly_js_path(n: int | None = None) -> Path:
+    """The plotly.js a map of n papers needs, served from the package (no CDN): the vendored basic bundle
+    (SVG scatter) up to SVG_UP_TO papers, else plotly.min.js as shipped in the plotly Python package."""
     import importlib.util
+
+    if n is not None and draws_svg(n):
+        return BASIC_BUNDLE
 
     spec = importlib.util.find_spec("plotly")
     if spec is None or spec.origin is None:
@@ -45,6 +59,7 @@ def viewer_data(m: LibraryMap, catalogue: dict[str, dict], abstracts: dict[str, 
         "t": [md.get("title", "") for md in metas], "v": [md.get("venue", "") for md in metas],
         "yr": [int(md.get("year") or 0) for md in metas], "r": [int(r) for r in m.region],
         "topics": [t.as_json() for t in m.topics], "lit": lit or [],
+        "draw": "svg" if draws_svg(len(m.ids)) else "webgl",
     }
     if abstracts is not None:
         data["a"] = [snippet(abstracts.get(pid, ""), ABSTRACT_CHARS) for pid in m.ids]
@@ -102,7 +117,7 @@ def standalone_html(m: LibraryMap, catalogue: dict[str, dict], abstracts: dict[s
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style>"
-        f"<script>{plotly_js_path().read_text(encoding='utf-8')}</script>"
+        f"<script>{plotly_js_path(len(m.ids)).read_text(encoding='utf-8')}</script>"
         f"<script>{viewer_js()}</script></head><body>"
         f"<header><h1>{html.escape(title)}</h1><span>{html.escape(sub)}; scroll to zoom, drag to pan, click a "
         "paper for its card</span></header>"

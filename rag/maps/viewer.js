@@ -1,4 +1,5 @@
-// The map viewer: one WebGL scatter (plotly scattergl) of every paper, topic labels, venue/year filters
+// The map viewer: one scatter of every paper (SVG up to a few thousand papers, data.draw "svg", else WebGL:
+// plotly scattergl), topic labels, venue/year filters
 // that dim what they exclude (lit papers too), a title finder that lights matches as one types, and a
 // legend naming what the lit papers are. Used by the standalone page (rag/maps/page.py)
 // and by the UI's Map tab (ui/app.js); needs the global Plotly (served from the plotly package, no CDN).
@@ -59,12 +60,12 @@
     const hover = data.ids.map((_, i) =>
       `<b>${esc(data.t[i]).slice(0, 140)}</b><br>${esc(data.v[i] || "")} ${data.yr[i] || ""}` +
       `<br><i>${esc(topicName(data.r[i]))}</i>`);
-    const gl = webgl();
-    if (!gl && n > 5000) {
+    const gl = data.draw !== "svg" && webgl();  // an SVG map never asks for a WebGL context
+    if (data.draw !== "svg" && !gl && n > 5000) {
       plot.innerHTML = '<p class="pcm-msg">This browser offers no WebGL, which a map of this size needs.</p>';
       return {filter() {}, light() { return 0; }, ready: Promise.resolve()};
     }
-    const type = gl ? "scattergl" : "scatter";
+    const type = data.draw === "svg" || !gl ? "scatter" : "scattergl";
     const size = n > 20000 ? 3 : n > 2000 ? 5 : 9;
     const traces = [
       {type, mode: "markers", x: data.x, y: data.y, text: hover, hovertemplate: "%{text}<extra></extra>",
