@@ -48,11 +48,14 @@ def warm_embedder(args) -> None:
     daemon: the process waits for the load (under a second) rather than exit in the middle of it."""
     import threading
 
+    # Settings are read here, not on the thread: settings_of resolves the home once per command (a read-only
+    # home's private copy and its note), and two threads resolving it at once made two.
+    s = settings_of(args)
+    if s.embedder != "minilm":
+        return
+
     def load() -> None:
         try:
-            s = settings_of(args)
-            if s.embedder != "minilm":
-                return
             from rag.embedders import make_embedder
 
             make_embedder(s).embed_array(["warm"])
