@@ -254,7 +254,7 @@ def pick_rows(split: str, limit: int | None) -> list[dict]:
     from rag.reading.grades import relevance
     from rag.reading.roles import classify_many
     from rag.reading.sentences import split_sentences
-    from rag.tasks.cite import claim_question, clean_claim
+    from rag.tasks.cite import clean_claim
 
     claims = load_claims(split)[:limit]
     labelled = load_sentences()
@@ -281,6 +281,16 @@ def pick_rows(split: str, limit: int | None) -> list[dict]:
     return rows
 
 
+def claim_question(claim: str) -> str:
+    """The claim asked as a question ("Is it true that ...?", a finding question to the scorer), tried against
+    the claim as it stands: a claim read as a bare topic phrase may draw the scorer to an ML abstract's
+    contribution ("we propose ...") rather than the sentence stating what the claim states."""
+    body = claim.strip().rstrip(".!? ")
+    if body[:1].isupper() and not body[1:2].isupper():
+        body = body[:1].lower() + body[1:]
+    return f"Is it true that {body}?"
+
+
 class _Memo:
     """Each distinct text embedded once (relevance, the roles and the scorer embed the same sentences)."""
 
@@ -301,17 +311,19 @@ class _Memo:
         return getattr(self.inner, name)
 
 
-def pick_share(rows: list[dict], weight: float, prior: dict, rare: float = 0.0, number: float = 0.0) -> float:
+def pick_share(rows: list[dict], weight: float, prior: dict, rare: float = 0.0, number: float = 0.0,
+               asked: bool = False) -> float:
     """Share of pairs whose quoted sentence is a rationale sentence: the argmax of (1 - weight) * (relevance +
     role prior) + weight * the scorer's probability + rare * the claim's rare-word share + number * a repeated
-    number (rag.tasks.cite.rare_terms), the first on ties as cite sorts."""
+    number (rag.tasks.cite.rare_terms), the first on ties as cite sorts. `asked`: the scorer was given the
+    claim as a question (rag.tasks.cite.claim_question), else the claim as it stands."""
     from rag.tasks.cite import rare_terms
 
     hit = 0
     for r in rows:
         terms = r.get("_terms") or r.setdefault("_terms", rare_terms(r["claim"], r["sentences"]))
         key = [(1 - weight) * (s + prior.get(role, 0.0)) + weight * p + rare * t[0] + number * t[1]
-               for s, role, p, t in zip(r["sim"], r["roles"], r["prob"], terms)]
+               for s, role, p, t in zip(r["sim"], r["roles"], r["prob_asked" if asked else "prob"], terms)]
         hit += r["rationale"][max(range(len(key)), key=lambda i: (key[i], -i))]
     return hit / max(1, len(rows))
 
@@ -329,27 +341,30 @@ def pick_study(limit: int | None) -> dict:
         return {s: round(pick_share(rows[s], *a), 4) for s in rows}
 
     weights = [round(x / 20, 2) for x in range(21)]
-    blend = {w: both(w, prior) for w in weights}
-    best_w = max(weights, key=lambda w: (blend[w]["train"], -w))
-    full = {(w, r, n): both(w, prior, r, n) for w in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
-            for r in (0.0, 0.05, 0.1, 0.15, 0.2) for n in (0.0, 0.05, 0.1)}
-    best = max(full, key=lambda k: (full[k]["train"], -k[1], -k[2], -k[0]))
-    shipped = (C.EVIDENCE_SCORER_WEIGHT, C.RARE_TERM_WEIGHT, C.NUMBER_WEIGHT)
-    options = {"relevance + role prior (before)": both(0.0, prior), "answer scorer alone": both(1.0, {}),
-               f"blend, weight {best_w} (best on train)": blend[best_w],
-               f"blend + rare words + numbers {best} (best on train)": full[best],
-               f"shipped {shipped}": both(shipped[0], prior, shipped[1], shipped[2])}
+    blend = {(w, a): both(w, prior, 0.0, 0.0, a) for w in weights for a in (False, True)}
+    best_w = {a: max(weights, key=lambda w: (blend[w, a]["train"], -w)) for a in (False, True)}
+    full = {(w, r, n, a): both(w, prior, r, n, a) for w in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+            for r in (0.0, 0.05, 0.1, 0.15, 0.2) for n in (0.0, 0.05, 0.1) for a in (False, True)}
+    best = {a: max((k for k in full if k[3] == a), key=lambda k: (full[k]["train"], -k[1], -k[2], -k[0]))
+            for a in (False, True)}
+    shipped = (C.EVIDENCE_SCORER_WEIGHT, C.RARE_TERM_WEIGHT, C.NUMBER_WEIGHT, False)
+    options = {"relevance + role prior (before)": both(0.0, prior), "answer scorer alone (the claim)": both(1.0, {}),
+               "answer scorer alone (the claim asked)": both(1.0, {}, 0.0, 0.0, True)}
+    for a, how in ((False, "the claim"), (True, "asked")):
+        options[f"blend ({how}), weight {best_w[a]}"] = blend[best_w[a], a]
+        options[f"blend ({how}) + rare words + numbers {best[a][:3]}"] = full[best[a]]
+    options[f"shipped {shipped}"] = both(*shipped[:1], prior, *shipped[1:])
     print(f"\nquoted sentence is a labelled rationale, every annotated abstract (train {len(rows['train'])} pairs, "
-          f"dev {len(rows['dev'])}; settings chosen on train)")
-    print(f"{'':60} {'train':>7} {'dev':>7}")
+          f"dev {len(rows['dev'])}; each setting chosen on train)")
+    print(f"{'':62} {'train':>7} {'dev':>7}")
     for name, v in options.items():
-        print(f"{name:60} {v['train']:7.3f} {v['dev']:7.3f}")
-    print("\nblend weight (relevance + prior vs scorer), train / dev: "
-          + ", ".join(f"{w}: {v['train']:.3f}/{v['dev']:.3f}" for w, v in blend.items()))
+        print(f"{name:62} {v['train']:7.3f} {v['dev']:7.3f}")
+    for a in (False, True):
+        print(f"\nblend weight ({'asked' if a else 'the claim'}), train / dev: "
+              + ", ".join(f"{w}: {blend[w, a]['train']:.3f}/{blend[w, a]['dev']:.3f}" for w in weights))
     return {"pairs": {s: len(r) for s, r in rows.items()}, "options": options,
-            "blend": {str(w): v for w, v in blend.items()}, "best_blend": best_w,
-            "best_full": {"scorer_weight": best[0], "rare_term_weight": best[1], "number_weight": best[2]},
-            "shipped": {"scorer_weight": shipped[0], "rare_term_weight": shipped[1], "number_weight": shipped[2]}}
+            "blend": {f"{w} {'asked' if a else 'claim'}": v for (w, a), v in blend.items()},
+            "best_full": {("asked" if a else "claim"): list(best[a]) for a in best}, "shipped": list(shipped)}
 
 # ------------------------------------------------------------------------------------------ runs
 

@@ -236,16 +236,6 @@ def _terms_score(t: tuple[float, bool]) -> float:
     return RARE_TERM_WEIGHT * t[0] + NUMBER_WEIGHT * t[1]
 
 
-def claim_question(claim: str) -> str:
-    """The claim as the answer scorer's question: asked whether it holds ("Is it true that ...?", a finding
-    question), not read as a bare topic phrase, whose answer in a machine-learning abstract is the
-    contribution ("we propose ...") rather than the sentence stating what the claim states."""
-    body = claim.strip().rstrip(".!? ")
-    if body[:1].isupper() and not body[1:2].isupper():
-        body = body[:1].lower() + body[1:]
-    return f"Is it true that {body}?"
-
-
 def minmax(values: list[float]) -> list[float]:
     lo, hi = min(values, default=0.0), max(values, default=0.0)
     return [(v - lo) / (hi - lo) if hi > lo else 1.0 for v in values]
