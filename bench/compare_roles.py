@@ -23,27 +23,9 @@ import sys
 import time
 from collections import Counter
 
-import numpy as np
-
-from _common import DATA, print_header, write_results
+from _common import DATA, Memo, print_header, write_results
 
 GOLD = {"problem": {"background", "objective"}, "approach": {"method"}, "finding": {"result"}}
-
-
-class Memo:
-    """An embedder that embeds each distinct text once (the picker and the classifier see the same sentences)."""
-
-    def __init__(self, inner):
-        self.embedder, self.memo = inner, {}
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        if missing:
-            for t, v in zip(missing, self.embedder.embed_array(missing)):
-                self.memo[t] = v
-        return np.stack([self.memo[t] for t in texts])
-
-    __call__ = embed_array
 
 
 def main() -> int:

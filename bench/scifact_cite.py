@@ -265,7 +265,9 @@ def pick_rows(split: str, limit: int | None) -> list[dict]:
             texts[str(d["_id"])] = d["text"]
     pairs = [(c, doc, g) for c in claims for doc, g in c["gold"].items()
              if g["sentences"] and doc in texts and labelled.get(doc)]
-    emb = _Memo(MiniLMEmbeddings())
+    from _common import Memo
+
+    emb = Memo(MiniLMEmbeddings())
     abstracts = [split_sentences(texts[doc]) or [texts[doc]] for _, doc, _ in pairs]
     log(f"{len(pairs)} pairs of a {split} claim and its annotated abstract; embedding their sentences")
     emb.embed_array([s for ss in abstracts for s in ss] + [clean_claim(c["claim"]) for c, _, _ in pairs]
@@ -289,26 +291,6 @@ def claim_question(claim: str) -> str:
     if body[:1].isupper() and not body[1:2].isupper():
         body = body[:1].lower() + body[1:]
     return f"Is it true that {body}?"
-
-
-class _Memo:
-    """Each distinct text embedded once (relevance, the roles and the scorer embed the same sentences)."""
-
-    def __init__(self, inner):
-        self.inner, self.memo = inner, {}
-
-    def embed_array(self, texts: list[str]):
-        import numpy as np
-
-        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        for t, v in zip(missing, self.inner.embed_array(missing) if missing else []):
-            self.memo[t] = v
-        return np.stack([self.memo[t] for t in texts])
-
-    __call__ = embed_array
-
-    def __getattr__(self, name):  # the scorer and the role classifier ask which model this is
-        return getattr(self.inner, name)
 
 
 def pick_share(rows: list[dict], weight: float, prior: dict, rare: float = 0.0, number: float = 0.0,

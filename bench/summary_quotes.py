@@ -17,28 +17,10 @@ import json
 import sys
 import time
 
-import numpy as np
-
-from _common import DATA, print_header, write_results
+from _common import DATA, Memo, print_header, write_results
 
 MLQA = DATA / "mlqa"
 WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
-
-
-class Memo:
-    """An embedder that embeds each distinct text once; `embedder` lets the scorer see it is MiniLM."""
-
-    def __init__(self, inner):
-        self.embedder, self.memo = inner, {}
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        if missing:
-            for t, v in zip(missing, self.embedder.embed_array(missing)):
-                self.memo[t] = v
-        return np.stack([self.memo[t] for t in texts])
-
-    __call__ = embed_array
 
 
 def _norm(s: str) -> str:
