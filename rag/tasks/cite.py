@@ -2,7 +2,8 @@
 stance (supports / contradicts / related).
 
 The claim is searched like any query; each candidate's sentences are ranked against the claim
-(rank_sentences), the candidates re-ranked by retrieval score and best sentence, and a paper counts as
+(rank_sentences; the sentence quoted also weighs the answer scorer's probability and the claim's rare
+words), the candidates re-ranked by retrieval score and best sentence, and a paper counts as
 evidence when its absolute evidence score (best sentence and best chunk) reaches the threshold chosen on
 SciFact train. Evidence passes the same citation check as ask's answers.
 
@@ -56,8 +57,8 @@ STANCES = ("supports", "contradicts", "related")
 #   question) + RARE_TERM_WEIGHT * the share of the claim's rare words it holds + NUMBER_WEIGHT when it
 #   repeats a number of the claim (rare_terms: a word few of the abstract's sentences hold -- a gene, a
 #   drug, a cohort -- singles out the sentence that reports on it, which cosine and the plain word share
-#   blur). Chosen on the 564 pairs of a SciFact train claim and its annotated abstract (bench/scifact_cite.py
-#   --pick; the share of quoted sentences that are labelled rationale sentences): relevance + prior 0.631,
+#   blur). Chosen on the 564 pairs of a SciFact train claim and its annotated abstract (bench/cite_sentence.py;
+#   the share of quoted sentences that are labelled rationale sentences): relevance + prior 0.631,
 #   the scorer alone 0.598, the blend 0.649, with the rare words and numbers 0.670; on dev (209 pairs, never
 #   tuned on) 0.598, 0.545, 0.627 and 0.646. The paper's scores (order, found) use none of it; the grade is
 #   the scorer's probability for the quoted sentence.

@@ -154,7 +154,8 @@ def topic_probabilities(topic: str, readings: list[Reading], emb) -> list[np.nda
 def _pick(r: Reading, central: np.ndarray, used: set[str], contribution_only: bool = False,
           topical: float = 0.5, probs: np.ndarray | None = None) -> tuple[str, str]:
     """(the sentence, as quoted) of the paper that is on the topic and central to it, preferring its
-    contribution (objective, method, result; rag.reading.voice's reading) over background; among sentences that
+    contribution (objective, method, result; rag.reading.voice's reading) over background, and what the answer
+    scorer takes for the topic's answer (`probs`, weighted QUOTE_SCORER_WEIGHT); among sentences that
     stand alone (or whose main clause does), are on the topic and not used yet if there are any, then
     those that stand alone and are not used, then used ones, else any."""
     if not r.sentences:
