@@ -70,7 +70,8 @@ def main() -> int:
         abstract = " ".join(sents)
         p = Paper(paper_id=str(r["abstract_id"]), abstract=abstract)
         rel = relevance(abstract, sents, emb)
-        for name, rs, w in (("ours (predicted roles)", roles, weight), ("rule alone (weight 0)", roles, dict.fromkeys(weight, 0.0)),
+        for name, rs, w in (("ours (predicted roles)", roles, weight),
+                            ("rule alone (weight 0)", roles, dict.fromkeys(weight, 0.0)),
                             ("picker with gold roles", gold, weight)):
             compare_cells.COLUMN_SCORER_WEIGHT = w
             cells = pick_cells(Reading(Hit(paper=p, score=0.0, text=""), sents, list(rs), rel), pr)

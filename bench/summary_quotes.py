@@ -77,7 +77,8 @@ def main() -> int:
                     n += 1
                     hit += _norm(sent) in answers
                     both += _norm(sent) in partial
-                out[f"{place} {split}"] = {"answer": round(hit / max(1, n), 4), "answer_or_partial": round(both / max(1, n), 4)}
+                out[f"{place} {split}"] = {"answer": round(hit / max(1, n), 4),
+                                           "answer_or_partial": round(both / max(1, n), 4)}
         figures["by_weight"][str(w)] = out
         print(f"{w:>6.2f} " + " ".join(f"{out[k]['answer']:>9.3f} ({out[k]['answer_or_partial']:.3f})"
                                       for k in ("paragraph train", "paragraph test", "overview train", "overview test")))

@@ -9,9 +9,9 @@
               describe other work) and are not in another cell; else the cell is `not stated`
 
 Within a column the sentence most relevant to the topic wins (rag.reading.grades' score, which
-rag.tasks.topicality already computed per sentence), blended for Problem and Finding with the answer scorer's
-probability for the column asked as a question (COLUMN_QUESTIONS, COLUMN_SCORER_WEIGHT). A column whose role no sentence carries is
-`not stated`: a cell never borrows a sentence of another role. Within its role a cell prefers a sentence
+rag.tasks.topicality already computed per sentence), blended for Problem and Finding with the answer
+scorer's probability for the column asked as a question (COLUMN_QUESTIONS, COLUMN_SCORER_WEIGHT). A column
+whose role no sentence carries is `not stated`: a cell never borrows a sentence of another role. Within its role a cell prefers a sentence
 that stands alone (rag.reading.standalone.standing, the check answers use): "Getting there requires reworking
 ..." leans on the sentence before it, and a table cell has no sentence before it. A sentence whose opening
 clause alone leans ("To address this, we propose X") is shown as its main clause; one that leans
