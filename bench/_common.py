@@ -139,6 +139,25 @@ def rss_mb() -> dict:
 
 # -- data ------------------------------------------------------------------------------------------
 
+class Memo:
+    """An embedder that embeds each distinct text once (the studies embed the same sentences for relevance, the
+    role classifier and the answer scorer); `embedder` lets those see which model it is (MiniLM or not)."""
+
+    def __init__(self, inner):
+        self.embedder, self.memo = inner, {}
+
+    def embed_array(self, texts: list[str]):
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            for t, v in zip(missing, self.embedder.embed_array(missing)):
+                self.memo[t] = v
+        return np.stack([self.memo[t] for t in texts])
+
+    __call__ = embed_array
+
+
 def add_corpus_args(ap, default_n: int = 1000) -> None:
     """--corpus and --n, as the ingest benches take them (see corpus_from_args)."""
     ap.add_argument("--corpus", choices=["paperlists", "scifact"], default="paperlists")

@@ -23,27 +23,9 @@ import sys
 import time
 from collections import Counter
 
-import numpy as np
-
-from _common import DATA, print_header, write_results
+from _common import DATA, Memo, print_header, write_results
 
 GOLD = {"problem": {"background", "objective"}, "approach": {"method"}, "finding": {"result"}}
-
-
-class Memo:
-    """An embedder that embeds each distinct text once (the picker and the classifier see the same sentences)."""
-
-    def __init__(self, inner):
-        self.embedder, self.memo = inner, {}
-
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        if missing:
-            for t, v in zip(missing, self.embedder.embed_array(missing)):
-                self.memo[t] = v
-        return np.stack([self.memo[t] for t in texts])
-
-    __call__ = embed_array
 
 
 def main() -> int:
@@ -75,16 +57,25 @@ def main() -> int:
     predicted = classify_many([r["sentences"] for r in rows], emb)
     if args.tune:
         return tune(rows, predicted, emb)
-    systems = {"ours (predicted roles)": {}, "position baseline": {}, "picker with gold roles": {}}
+    from rag.tasks import compare_cells
+
+    weight = dict(compare_cells.COLUMN_SCORER_WEIGHT)
+    probs = column_probs(rows, predicted, emb)
+    systems = {"ours (predicted roles)": {}, "rule alone (weight 0)": {}, "position baseline": {},
+               "picker with gold roles": {}}
     counts = {s: {c: Counter() for c in ("problem", "approach", "finding", "setting")} for s in systems}
     setting_gold: Counter = Counter()
-    for r, roles in zip(rows, predicted):
+    for r, roles, pr in zip(rows, predicted, probs):
         sents, gold = r["sentences"], [g.lower() for g in r["labels"]]
         abstract = " ".join(sents)
         p = Paper(paper_id=str(r["abstract_id"]), abstract=abstract)
         rel = relevance(abstract, sents, emb)
-        for name, rs in (("ours (predicted roles)", roles), ("picker with gold roles", gold)):
-            cells = pick_cells(Reading(Hit(paper=p, score=0.0, text=""), sents, list(rs), rel))
+        for name, rs, w in (("ours (predicted roles)", roles, weight),
+                            ("rule alone (weight 0)", roles, dict.fromkeys(weight, 0.0)),
+                            ("picker with gold roles", gold, weight)):
+            compare_cells.COLUMN_SCORER_WEIGHT = w
+            cells = pick_cells(Reading(Hit(paper=p, score=0.0, text=""), sents, list(rs), rel), pr)
+            compare_cells.COLUMN_SCORER_WEIGHT = weight
             for col, cell in cells.items():
                 counts[name][col]["abstracts"] += 1
                 if not cell.stated:
@@ -104,6 +95,8 @@ def main() -> int:
             c["stands"] += standing(sents[i]) == sents[i].strip()
     figures: dict = {"abstracts": len(rows), "sentences": sum(len(r["sentences"]) for r in rows), "systems": {}}
     print(f"{len(rows)} abstracts, {figures['sentences']} sentences\n")
+    print(f"answer scorer's weight in the cells (COLUMN_SCORER_WEIGHT): {weight}")
+    figures["column_scorer_weight"] = weight
     print(f"{'column':10} " + " ".join(f"{s:>42}" for s in systems))
     print(f"{'':10} " + " ".join(f"{'filled':>16} {'right of filled':>17} {'stands':>7}" for _ in systems))
     for col in ("problem", "approach", "finding"):
@@ -126,31 +119,51 @@ def main() -> int:
     return 0
 
 
+def column_probs(rows: list[dict], predicted: list, emb) -> list[dict]:
+    """Per abstract, each role column's answer-scorer probabilities (the column as the question, no topic)."""
+    from rag.reading.answer_scorer import probabilities
+    from rag.tasks.compare_cells import ROLE_COLUMNS, column_question
+
+    abstracts, roles = [r["sentences"] for r in rows], [list(x) for x in predicted]
+    by_column = {c: probabilities(column_question(c), abstracts, emb, roles) for c in ROLE_COLUMNS}
+    return [{c: by_column[c][i] for c in ROLE_COLUMNS} for i in range(len(rows))]
+
+
 def tune(rows: list[dict], predicted: list, emb) -> int:
-    """Share of filled Problem and Finding cells right on dev, per position lead (the same lead for both
-    columns' grids, read per column: Problem's sentence is stated early, so its lead is negative)."""
+    """Share of filled Problem, Approach and Finding cells right on dev, per weight of the answer scorer's
+    probability (COLUMN_SCORER_WEIGHT; the column as the question) beside the rule's score, and per position
+    lead of Problem (its sentence is stated early, so its lead is negative). Each row gives every column the
+    same weight; read it per column (each column's cells are picked apart from the others' but for the
+    sentence an earlier column took)."""
     from rag.reading.grades import relevance
     from rag.records import Hit, Paper
     from rag.tasks import compare_cells
     from rag.tasks.topicality import Reading
 
     rels = [relevance(" ".join(r["sentences"]), r["sentences"], emb) for r in rows]
-    print(f"{'lead':>6} {'problem right':>14} {'finding right':>14}   (dev, {len(rows)} abstracts)")
-    for lead in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5):
-        compare_cells.POSITION_LEAD = {"problem": -lead, "finding": lead}
-        right = Counter()
-        filled = Counter()
-        for r, roles, rel in zip(rows, predicted, rels):
-            gold = [g.lower() for g in r["labels"]]
-            p = Paper(paper_id=str(r["abstract_id"]), abstract=" ".join(r["sentences"]))
-            cells = compare_cells.pick_cells(Reading(Hit(paper=p, score=0.0, text=""), r["sentences"], list(roles), rel))
-            for col in ("problem", "finding"):
-                if cells[col].stated:
-                    filled[col] += 1
-                    right[col] += gold[cells[col].position] in GOLD[col]
-        print(f"{lead:>6.2f} {right['problem'] / filled['problem']:>14.3f} {right['finding'] / filled['finding']:>14.3f}")
+    probs = column_probs(rows, predicted, emb)
+    cols = ("problem", "approach", "finding")
+    print(f"{'weight':>6} {'lead':>6} " + " ".join(f"{c + ' right':>15}" for c in cols) + f" {'mean':>6}"
+          f"   (dev, {len(rows)} abstracts)")
+    lead0, weight0 = dict(compare_cells.POSITION_LEAD), compare_cells.COLUMN_SCORER_WEIGHT
+    for weight in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0):
+        for lead in (0.0, 0.2):
+            compare_cells.COLUMN_SCORER_WEIGHT = dict.fromkeys(cols, weight)
+            compare_cells.POSITION_LEAD = {"problem": -lead, "finding": 0.0}
+            right, filled = Counter(), Counter()
+            for r, roles, rel, pr in zip(rows, predicted, rels, probs):
+                gold = [g.lower() for g in r["labels"]]
+                p = Paper(paper_id=str(r["abstract_id"]), abstract=" ".join(r["sentences"]))
+                cells = compare_cells.pick_cells(Reading(Hit(paper=p, score=0.0, text=""), r["sentences"], list(roles), rel),
+                                                 pr)
+                for col in cols:
+                    if cells[col].stated:
+                        filled[col] += 1
+                        right[col] += gold[cells[col].position] in GOLD[col]
+            shares = [right[c] / max(1, filled[c]) for c in cols]
+            print(f"{weight:>6.2f} {lead:>6.2f} " + " ".join(f"{x:>15.3f}" for x in shares) + f" {sum(shares) / 3:>6.3f}")
+    compare_cells.POSITION_LEAD, compare_cells.COLUMN_SCORER_WEIGHT = lead0, weight0
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -402,3 +402,17 @@ def test_real_small_model_cells_are_checked_or_fall_back(seeds_library, llama_se
 
 
 from test_llm_server import llama_server  # noqa: E402,F401  (llama.cpp serving SmolLM2 on loopback)
+
+
+def test_the_problem_cell_states_the_problem_not_the_proposal(seeds_library):
+    # The column as the answer scorer's question ("What problem does this paper address?", issue 30 item 4): the
+    # anytime online-learning paper's Problem cell is the gap it closes, not its opening "We propose ..." (which
+    # the role classifier calls background, and which relevance to its own abstract ranked first).
+    from rag.library.retrieval import Filters
+    from rag.tasks.compare import compare
+
+    p = seed(seeds_library, "003:19")
+    table = compare("", seeds_library, settings=seeds_library.settings, filters=Filters(papers=[p.paper_id]))
+    problem = table.rows[0].cell("problem")
+    assert "extending these guarantees to the anytime setting" in problem.sentence, problem.sentence
+    assert not problem.sentence.startswith("We propose")

@@ -632,3 +632,16 @@ def test_llm_mode_writes_each_theme_from_the_papers_extractive_mode_groups_there
     assert "fast-moving field" not in res.summary and "disagree" not in res.summary and "[99]" not in res.summary
     assert any("dropped from the overview" in f and "fast-moving" in f for f in res.flags)
     assert_citations_resolve(res)
+
+
+def test_a_summary_quotes_what_a_paper_found_not_the_sentence_restating_the_topic(seeds_library):
+    # Which sentence represents a paper is the answer scorer's pick with the topic as the question, blended with
+    # the former rule (issue 30 item 4): for "transformers", the approximation-bounds paper is quoted by what it
+    # proved, not by "We explore the expressive power of Transformers ...", which restates the topic.
+    res = summarise("transformers", seeds_library, settings=seeds_library.settings)
+    p = seed(seeds_library, "000:1")
+    quoted = [s for t in res.themes for c in t.citations if c.paper.paper_id == p.paper_id
+              for s in [c.evidence, *c.more_evidence]]
+    assert quoted, [c.paper.title for c in res.citations]
+    assert any("rigorously prove" in s for s in quoted), quoted
+    assert not any(s.startswith("We explore the expressive power") for s in quoted), quoted

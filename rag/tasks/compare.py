@@ -22,7 +22,7 @@ from rag.library.library import Library
 from rag.records import Hit
 from rag.library.retrieval import Filters, search
 from rag.settings import Settings, get_settings
-from rag.tasks.compare_cells import pick_cells, shorten
+from rag.tasks.compare_cells import column_probabilities, pick_cells, shorten
 from rag.tasks.comparison import MAX_ROWS, Row, Table
 from rag.tasks.summarise import NO_PAPERS_TEXT, covers_topic, group_into_themes
 from rag.tasks.area_scorer import on_topic
@@ -69,9 +69,11 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
                                by_score=not chosen or bool(topic))
     rows: list[Row] = []
     in_order: list[Reading] = []
+    ordered = [r for t in themes for r in t.readings]
+    probs = dict(zip((r.paper.paper_id for r in ordered), column_probabilities(ordered, topic, emb)))
     for t in themes:
         for r in t.readings:
-            rows.append(Row(paper=r.paper, theme=t.title, score=r.score, cells=pick_cells(r)))
+            rows.append(Row(paper=r.paper, theme=t.title, score=r.score, cells=pick_cells(r, probs[r.paper.paper_id])))
             in_order.append(r)
     cells = [c for row in rows for c in row.cells.values()]
     own = {r.paper.paper_id: paper_text(r.paper) for r in in_order}

@@ -9,8 +9,9 @@
               describe other work) and are not in another cell; else the cell is `not stated`
 
 Within a column the sentence most relevant to the topic wins (rag.reading.grades' score, which
-rag.tasks.topicality already computed per sentence). A column whose role no sentence carries is
-`not stated`: a cell never borrows a sentence of another role. Within its role a cell prefers a sentence
+rag.tasks.topicality already computed per sentence), blended for Problem and Finding with the answer
+scorer's probability for the column asked as a question (COLUMN_QUESTIONS, COLUMN_SCORER_WEIGHT). A column
+whose role no sentence carries is `not stated`: a cell never borrows a sentence of another role. Within its role a cell prefers a sentence
 that stands alone (rag.reading.standalone.standing, the check answers use): "Getting there requires reworking
 ..." leans on the sentence before it, and a table cell has no sentence before it. A sentence whose opening
 clause alone leans ("To address this, we propose X") is shown as its main clause; one that leans
@@ -25,6 +26,7 @@ import re
 
 import numpy as np
 
+from rag.reading.answer_scorer import probabilities
 from rag.reading.citations import quote
 from rag.reading.grades import relevance
 from rag.reading.standalone import leans, standing
@@ -43,6 +45,19 @@ PROBLEM_CUE_BONUS = 0.05
 # position would outweigh the topic (relevance scores spread about 0.3), so 0.2. A finding gains
 # nothing worth it (0.665 -> 0.669 at 0.2): none.
 POSITION_LEAD = {"problem": -0.2, "finding": 0.0}
+# The column as the question to the answer scorer (rag.reading.answer_scorer; each reads as its question kind:
+# problem, how, finding), the table's topic in it when there is one. Within the column's role a sentence's
+# score is (1 - w) * the rule above (relevance, cue, position) + w * the scorer's probability, w per column
+# chosen on CSAbstruct dev (bench/compare_roles.py --tune: the share of filled cells whose sentence carries
+# the column's gold label, read per column) and kept only where CSAbstruct test agrees:
+# - Finding 1.0 (the scorer alone): dev 0.662 -> 0.694, test 0.686 -> 0.711;
+# - Problem 0.6: dev 0.905 and test 0.933 either way (the position lead does this column's work; at 1.0
+#   dev falls to 0.854);
+# - Approach 0 (the rule stays): dev 0.579 -> 0.597 at 0.6-0.8, but test 0.695 -> 0.675.
+COLUMN_QUESTIONS = {"problem": ("What problem does this paper address?", "What problem in {topic} does it address?"),
+                    "approach": ("How does this paper approach it?", "How does it approach {topic}?"),
+                    "finding": ("What did this paper find?", "What did it find about {topic}?")}
+COLUMN_SCORER_WEIGHT = {"problem": 0.6, "approach": 0.0, "finding": 0.5}
 SETTING_CUES = re.compile(
     # data
     r"\b(?:data ?sets?|benchmarks?|corpus|corpora|real[- ]world data|synthetic data|simulations?|"
@@ -81,7 +96,22 @@ def phrase_clauses(sentence: str) -> list[str]:
     return [p for p in clauses(sentence) if not _SUBORDINATE.match(p)]
 
 
-def _role_pick(r: Reading, column: str, used: set[int]) -> int | None:
+def column_question(column: str, topic: str = "") -> str:
+    bare, about = COLUMN_QUESTIONS[column]
+    return about.format(topic=topic) if topic else bare
+
+
+def column_probabilities(readings: list[Reading], topic: str, emb) -> list[dict[str, np.ndarray]]:
+    """Per reading, each role column's answer-scorer probability per sentence (the column as the question)."""
+    if not any(COLUMN_SCORER_WEIGHT.values()) or not readings:
+        return [{} for _ in readings]
+    abstracts, roles = [r.sentences for r in readings], [r.roles for r in readings]
+    by_column = {c: probabilities(column_question(c, topic), abstracts, emb, roles)
+                 for c in ROLE_COLUMNS if COLUMN_SCORER_WEIGHT.get(c)}
+    return [{c: p[i] for c, p in by_column.items()} for i in range(len(readings))]
+
+
+def _role_pick(r: Reading, column: str, used: set[int], probs: np.ndarray | None = None) -> int | None:
     roles = ROLE_COLUMNS[column]
     idx = [i for i, role in enumerate(r.roles) if role in roles]
     if not idx:
@@ -93,7 +123,11 @@ def _role_pick(r: Reading, column: str, used: set[int]) -> int | None:
 
     def score(i: int) -> float:
         bonus = PROBLEM_CUE_BONUS if column == "problem" and _PROBLEM_CUES.search(r.sentences[i]) else 0.0
-        return float(r.relevance[i]) + bonus + POSITION_LEAD.get(column, 0.0) * i / n
+        rule = float(r.relevance[i]) + bonus + POSITION_LEAD.get(column, 0.0) * i / n
+        if probs is None or len(probs) != len(r.sentences):
+            return rule
+        w = COLUMN_SCORER_WEIGHT.get(column, 0.0)
+        return (1 - w) * rule + w * float(probs[i])
 
     return max(fresh, key=lambda i: (score(i), -i))
 
@@ -106,13 +140,14 @@ def _setting_pick(r: Reading, used: set[int]) -> int | None:
     return max(cued, key=lambda j: (float(r.relevance[j]), -j)) if cued else None
 
 
-def pick_cells(r: Reading) -> dict[str, Cell]:
-    """The paper's cell in each column (text shown = its sentence; see shorten for spans)."""
+def pick_cells(r: Reading, probs: dict[str, np.ndarray] | None = None) -> dict[str, Cell]:
+    """The paper's cell in each column (text shown = its sentence; see shorten for spans); `probs`: each role
+    column's scorer probabilities (column_probabilities), when the scorer has a say."""
     pid = r.paper.paper_id
     out: dict[str, Cell] = {}
     used: set[int] = set()
     for column in ("approach", "finding", "problem"):  # the narrower roles choose first
-        i = _role_pick(r, column, used)
+        i = _role_pick(r, column, used, (probs or {}).get(column))
         if i is None:
             out[column] = Cell(column=column, paper_id=pid)
             continue
