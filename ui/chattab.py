@@ -20,13 +20,14 @@ from rag.tasks.ask import ask
 from rag.tasks.cite import cite
 from rag.tasks.summarise import summarise
 
-from ui import answerer, markup, render, tables
+from ui import answerer, markup, render, summarysize, tables
 from ui.filters import ALL_COLLECTIONS, ALL_VENUES, ANY_YEAR, collection_choices, filter_choices, make_filters, scope_html
 from ui.maptab import cited_ids, show_on_map_link
 from ui.render import h, md
 from ui.streaming import Unavailable, error_text, stream_task
 
-ASK, SUMMARISE, CITE, COMPARE = "Ask", "Summarise an area", "Find support for a claim", "Compare papers"
+ASK, CITE, COMPARE = "Ask", "Find support for a claim", "Compare papers"
+SUMMARISE = summarysize.SUMMARISE  # "Summarise an area"
 MODES = [ASK, SUMMARISE, CITE, COMPARE]
 _MODE_ALIASES = {"ask": ASK, "summarise": SUMMARISE, "summarize": SUMMARISE, "cite": CITE,
                  "claim": CITE, "support": CITE, "compare": COMPARE, "table": COMPARE}
@@ -93,9 +94,10 @@ class ChatTab:
     # -- asking ---------------------------------------------------------------------
 
     def run(self, message: str, mode: str, filters: Filters, history, turn: int,
-            choice: str | None = None) -> Iterator[str]:
+            choice: str | None = None, k: int | None = None) -> Iterator[str]:
         """Yield streamed text; return a render.Rendered (via StopIteration.value). `choice` is the session's
-        answerer (ui.answerer); None: the server's default."""
+        answerer (ui.answerer); None: the server's default. `k`: the most papers a summary covers (the
+        "Papers" control, as `summarise --k`); None: MAX_PAPERS."""
         mode = mode_of(mode)
         settings = answerer.settings_for(self.settings, choice)
         if mode == ASK:
@@ -104,7 +106,7 @@ class ChatTab:
             return render.render_answer(ans, turn, filters)
         if mode == SUMMARISE:
             res = yield from stream_task(summarise, dict(topic=message, library=self.library, settings=settings,
-                                                         filters=filters), tokens=True)
+                                                         filters=filters, k=summarysize.papers_k(k)), tokens=True)
             return render.render_summary(res, message, turn, filters)
         if mode == COMPARE:
             return (yield from tables.run_compare(self.library, settings, message, filters, turn))
@@ -113,9 +115,10 @@ class ChatTab:
         return render.render_evidence(res, message, turn, filters)
 
     def respond(self, message, chat, mode, venue, year_from, year_to, author="", collection="", choice=None,
-                state=None, scope=None, request: gr.Request = None):
+                state=None, scope=None, k=None, request: gr.Request = None):
         """The chat: stream the answer into the last bubble, then fill the sources panel and the exports.
-        `scope`: the papers ticked in the Library tab ("Ask about these"), or None."""
+        `scope`: the papers ticked in the Library tab ("Ask about these"), or None; `k`: a summary's size
+        (the "Papers" control)."""
         chat = list(chat or [])
         state = dict(state or {})
         turns = list(state.get("turns", []))
@@ -141,7 +144,7 @@ class ChatTab:
                 raise Unavailable("The library is empty: add abstract lists in the Library tab first.")
             if why := why_nothing_passes(self.library, filters):  # a filter no paper can pass says so
                 raise Unavailable(why)
-            gen = self.run(message, mode, filters, history, turn, choice)
+            gen = self.run(message, mode, filters, history, turn, choice, k)
             while True:
                 try:
                     text = next(gen)
@@ -175,17 +178,18 @@ class ChatTab:
         state["ris"] = files.ris
         state["tex"] = files.latex  # a summary's LaTeX (its button shows only then)  # (in the state, not an output: /respond's outputs stay as they were)
         state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
+        state["all"] = summarysize.every_paper(message, rendered.data) if mode == SUMMARISE else None
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, files.markdown, files.bibtex
 
     def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "",
-              author: str = "", collection: str = "", papers: str = "", answerer: str = "") -> dict:
+              author: str = "", collection: str = "", papers: str = "", answerer: str = "", k: int = 0) -> dict:
         """One question, no chat history: the task's JSON (as `paperchat ask|summarise|cite --json` prints it)
         plus `ui_mode` (the UI mode used), `chat` (the answer as the chat shows it) and `html` (the sources panel).
         `papers`: comma-separated paper ids to restrict to; `answerer`: "extractive" or "model" (the server's
-        configured model; the default)."""
+        configured model; the default); `k`: the most papers a summary covers (0: the default)."""
         mode = mode_of(mode)
         gen = self.run(message, mode, make_filters(venue, year_from, year_to, author, collection, papers), [], 1,
-                       answerer or None)
+                       answerer or None, k or None)
         try:
             while True:
                 next(gen)
@@ -230,6 +234,7 @@ class ChatTab:
                                           scale=8, container=False, autofocus=True, elem_id="pc-input",
                                           submit_btn=False)
                     self.send = gr.Button(BUTTON[ASK], variant="primary", scale=0, min_width=150, elem_id="pc-send")
+                    self.show_all = summarysize.show_all_control()
                 with gr.Row(elem_id="pc-filters"):
                     venues, years = filter_choices(self.library)
                     self.venue = gr.Dropdown(venues, value=ALL_VENUES, label="Venue", scale=2, min_width=150,
@@ -249,6 +254,7 @@ class ChatTab:
                     self.answerer = gr.Dropdown(answerer.choices(self.settings), value=answerer.default(self.settings),
                                                 label="Answerer", scale=4, min_width=230, elem_id="pc-answerer",
                                                 interactive=not only_one, info=answerer.why_fixed(self.settings))
+                    self.k = summarysize.papers_control()  # a summary's size (summarise --k)
             with gr.Column(scale=5, min_width=360, elem_id="pc-sources-col"):
                 with gr.Row(elem_id="pc-actions"):
                     gr.HTML('<span class="pc-label">Export the last answer</span>', padding=False,
@@ -286,7 +292,7 @@ class ChatTab:
 
     def wire(self, demo: gr.Blocks, state: gr.State, header: gr.HTML, tab: gr.Tab) -> None:
         chat_io = dict(inputs=[self.box, self.chatbot, self.mode, *self.filters, self.author, self.collection,
-                               self.answerer, state, self.scope],
+                               self.answerer, state, self.scope, self.k],
                        outputs=[self.box, self.chatbot, self.sources, state, self.dl_md, self.dl_bib])
 
         def enable_exports(md_file, bib_file):
@@ -299,9 +305,10 @@ class ChatTab:
             st = st or {}
             return (gr.DownloadButton(value=st.get("ris"), interactive=bool(st.get("ris"))),
                     gr.DownloadButton(value=st.get("csv"), visible=bool(st.get("csv"))),
-                    gr.DownloadButton(value=st.get("tex") or None, visible=bool(st.get("tex"))))
+                    gr.DownloadButton(value=st.get("tex") or None, visible=bool(st.get("tex"))),
+                    summarysize.show_all_button(st))
 
-        csv_step = dict(fn=more_files, inputs=[state], outputs=[self.dl_ris, self.dl_csv, self.dl_tex],
+        csv_step = dict(fn=more_files, inputs=[state], outputs=[self.dl_ris, self.dl_csv, self.dl_tex, self.show_all],
                         api_visibility="private",
                         show_progress="hidden", queue=False)
         # a long answer (a summary) is shown from its top once it is complete, not scrolled to its end
@@ -314,10 +321,15 @@ class ChatTab:
 
         def on_mode(m):
             m = mode_of(m)
-            return gr.Textbox(placeholder=PLACEHOLDER[m]), gr.Button(BUTTON[m])
+            return gr.Textbox(placeholder=PLACEHOLDER[m]), gr.Button(BUTTON[m]), gr.Number(visible=m == SUMMARISE)
 
-        self.mode.change(on_mode, self.mode, [self.box, self.send], api_visibility="private", show_progress="hidden",
-                         queue=False)
+        self.mode.change(on_mode, self.mode, [self.box, self.send, self.k], api_visibility="private",
+                         show_progress="hidden", queue=False)
+
+        self.show_all.click(summarysize.on_show_all, [state], [self.box, self.mode, self.k], api_visibility="private",
+                            show_progress="hidden", queue=False).then(
+            self.respond, show_progress="hidden", api_visibility="private", **chat_io).then(**exports).then(
+            **csv_step).then(**to_top)
 
         def on_example(evt: gr.SelectData):
             text = (evt.value or {}).get("text", "") if isinstance(evt.value, dict) else str(evt.value or "")
@@ -332,10 +344,11 @@ class ChatTab:
             self.drop_session(request)  # the export files go with the chat: no button may still offer one
             off = [gr.DownloadButton(value=None, interactive=False) for _ in range(3)]
             return (None, render.stack_panels(render.empty_panel("No sources yet."), []), *off,
-                    gr.DownloadButton(value=None, visible=False), gr.DownloadButton(value=None, visible=False))
+                    gr.DownloadButton(value=None, visible=False), gr.DownloadButton(value=None, visible=False),
+                    gr.Button(visible=False))
 
         self.chatbot.clear(on_clear, None, [state, self.sources, self.dl_md, self.dl_bib, self.dl_ris, self.dl_csv,
-                                            self.dl_tex],
+                                            self.dl_tex, self.show_all],
                            api_visibility="private", show_progress="hidden")
         self.scope_clear.click(lambda: self.show_scope(None), None, [self.scope, self.scope_row, self.scope_note],
                                api_visibility="private", show_progress="hidden", queue=False)

@@ -287,8 +287,10 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
         parts.append(f"**{md(getattr(t, 'title', '') or 'Theme')}**  \n" + link_marks(getattr(t, "text", "") or "", turn, known))
     if not parts:
         parts.append("The library has nothing on this area.")
-    if more := getattr(res, "more_text", ""):  # the area holds more papers than summarised: say how to see them
-        parts.append(f"<small>{md(more)}</small>")
+    if more := getattr(res, "more", 0):  # the area holds more papers than summarised: say how to see them
+        n = len(citations) + more
+        parts.append(f"<small>{_count(more, 'more paper')} on this area: “Show all {n} papers” summarises them "
+                     f"all (or set Papers to {n}).</small>")
     if note:
         parts.append(f"<small>{md(note)}</small>")
     chat = "\n\n".join(parts) + _flags_md(getattr(res, "flags", []) or [])
