@@ -1,7 +1,8 @@
 """Rhetorical roles of an abstract's sentences: background, objective, method, result, other.
 
 A small classifier trained on CSAbstruct (Cohan et al. 2019; `bench/train_roles.py` reproduces it) over
-the MiniLM sentence vectors the library already computes. First pass: a multinomial logistic regression
+the MiniLM sentence vectors the library already computes (each sentence's tokens pooled inside its chunk's
+forward pass, rag.reading.windows; through an embedder without token states, its own vector). First pass: a multinomial logistic regression
 over each sentence's own vector, its neighbours' vectors, the abstract's mean vector, its position and
 its hashed words (rhetorical cues like "we propose"). Second pass: another over each sentence's and its
 two neighbours' first-pass probabilities on each side (abstracts run background -> objective -> method ->
@@ -192,7 +193,14 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
     if not _is_minilm(embedder):
         # Trained on MiniLM vectors: another embedder's (the tests' hashing fake, an endpoint) say nothing here.
         return [["other"] * len(ss) for ss in abstracts]
-    vecs = np.asarray(embedder.embed_array(flat), dtype=np.float32)
+    if callable(getattr(embedder, "embed_chunks", None)):
+        # The model itself (not through a library's cache): each abstract read in one pass per chunk, with
+        # no title, as the classifier was trained (bench/train_roles.py).
+        from rag.reading.windows import sentence_vectors
+
+        vecs = np.vstack(sentence_vectors(embedder, [("", ss) for ss in abstracts if ss]))
+    else:
+        vecs = np.asarray(embedder.embed_array(flat), dtype=np.float32)
     if vecs.shape[1] != model().dimension:
         return [["other"] * len(ss) for ss in abstracts]
     out, i = [], 0
@@ -264,6 +272,8 @@ def roles_of(papers: list, embedder) -> list[list[Role]]:
     from rag.records import text_hash
     from rag.reading.sentences import split_sentences
 
+    if callable(prime := getattr(embedder, "prime", None)):
+        prime(papers)  # their sentences' vectors from one chunk pass each, if the library lacks them
     out: list[list[Role] | None] = []
     todo: dict[tuple[str, bool, str], list[str]] = {}
     lazy_key = lambda p: (model_id(), _is_minilm(embedder), text_hash(p.abstract))  # noqa: E731
