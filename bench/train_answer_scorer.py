@@ -9,7 +9,8 @@ PubMedQA PQA-L (the question's abstract = CONTEXTS then LONG_ANSWER; the LONG_AN
 questions 1-500 train, 501-1000 test, as bench/pubmedqa_answers.py halves them) and SciFact claims with
 rationale sentences (claims_train train, claims_dev test; every cited abstract with rationales). Sentences
 are split by paperchat's splitter (SciFact's come split). Sentence and question vectors are the offline
-MiniLM's, cached under /tmp/paperchat-answer-scorer (PAPERCHAT_ANSWER_CACHE) so reruns take seconds.
+MiniLM's (`--vectors pooled`, the default: each abstract read in one pass per chunk with its title, each
+sentence's tokens pooled, as ingest stores them; questions alone), cached under /tmp/paperchat-answer-scorer (PAPERCHAT_ANSWER_CACHE) so reruns take seconds.
 
 Choices (the regularisation C, the weight of mlqa rows against the biomedical ones, and whether `partial`
 sentences train as negatives or are left out) are made by 5-fold cross-validation over the mlqa train
@@ -35,6 +36,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import pooled_vectors, title_prefix  # noqa: E402
 from rag.reading import answer_scorer as sc  # noqa: E402
 from rag.reading.grades import OVERLAP_WEIGHT, content_stems  # noqa: E402
 from rag.reading.questions import preferred_roles  # noqa: E402
@@ -70,18 +73,19 @@ def marks(sentences: list[str], marked: list[str]) -> list[bool]:
 
 
 def mlqa() -> dict[str, list[dict]]:
-    lib = {}
+    lib, titles = {}, {}
     with open(DATA / "mlqa" / "library.jsonl", encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             lib[r["id"]] = r["abstract"]
+            titles[r["id"]] = r.get("title", "")
     out: dict[str, list[dict]] = {"train": [], "test": []}
     with open(DATA / "mlqa" / "questions.jsonl", encoding="utf-8") as f:
         for line in f:
             q = json.loads(line)
             sents = split_sentences(lib[q["id"]])
             ans, part = marks(sents, q["answer_sentences"]), marks(sents, q.get("partial", []))
-            out[q["split"]].append({"q": q["q"], "type": q["type"], "sentences": sents,
+            out[q["split"]].append({"q": q["q"], "type": q["type"], "sentences": sents, "prefix": title_prefix(titles[q["id"]]),
                                     "label": [1 if a else (2 if p else 0) for a, p in zip(ans, part)]})
     return out
 
@@ -98,11 +102,12 @@ def pubmedqa() -> dict[str, list[dict]]:
 
 
 def scifact() -> dict[str, list[dict]]:
-    docs = {}
+    docs, titles = {}, {}
     with open(DATA / "scifact" / "corpus_sentences.jsonl", encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             docs[str(r["doc_id"])] = [s.strip() for s in r["abstract"]]
+            titles[str(r["doc_id"])] = r.get("title", "")
     out: dict[str, list[dict]] = {}
     for split, name in (("train", "claims_train"), ("test", "claims_dev")):
         out[split] = []
@@ -114,12 +119,21 @@ def scifact() -> dict[str, list[dict]]:
                         continue
                     idx = {i for e in ev for i in e["sentences"]}
                     sents = docs[doc]
-                    out[split].append({"q": c["claim"], "type": "scifact", "sentences": sents,
+                    out[split].append({"q": c["claim"], "type": "scifact", "sentences": sents, "prefix": title_prefix(titles[doc]),
                                        "label": [int(i in idx) for i in range(len(sents))]})
     return out
 
 
-def embed_all(items: list[dict]) -> dict[str, np.ndarray]:
+def embed_all(items: list[dict], kind: str = "pooled") -> dict[str, np.ndarray]:
+    """Text -> unit MiniLM vector: questions embedded alone; sentences alone (`standalone`) or, as ingest
+    stores them, pooled inside their abstract's chunk pass (`pooled`, bench/_common.pooled_vectors)."""
+    vec = embed_alone(items)
+    if kind == "pooled":
+        vec.update(pooled_vectors([(it.get("prefix", ""), it["sentences"]) for it in items], CACHE, "answers"))
+    return vec
+
+
+def embed_alone(items: list[dict]) -> dict[str, np.ndarray]:
     texts = sorted({t for it in items for t in [it["q"], *it["sentences"]]})
     key = hashlib.sha1("\x1e".join(texts).encode()).hexdigest()[:12]
     path = CACHE / f"vectors-{key}.npy"
@@ -253,13 +267,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--vectors", choices=("pooled", "standalone"), default="pooled",
+                    help="abstract sentences pooled inside their chunk's pass (what ingest stores) or each alone")
     args = ap.parse_args()
     if not (DATA / "mlqa" / "questions.jsonl").exists():
         print(f"skipped: mlqa not found under {DATA}", file=sys.stderr)
         return 0
     sets = {"mlqa": mlqa(), "pubmedqa": pubmedqa(), "scifact": scifact()}
     every = [it for s in sets.values() for part in s.values() for it in part]
-    vec = embed_all(every)
+    vec = embed_all(every, args.vectors)
     t = time.time()
     domain = domain_direction(sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"], vec)
     prepare(every, vec, domain)
