@@ -106,11 +106,13 @@ def test_a_library_without_pooled_sentence_vectors_gets_them_once_and_keeps_its_
     stored = lib.collections.chunks.get(include=["embeddings"])
     # An older library: its cache holds chunk vectors but no pooled sentence vectors.
     (path,) = (settings.home / "cache").glob("*.sqlite")
-    from rag.library.embcache import POOLED, EmbeddingCache
+    from rag.library.embcache import EmbeddingCache, pooled_kind
+    from rag.library.ingest import chunking_of
     from rag.reading.sentences import split_sentences
 
     db = sqlite3.connect(path)
-    gone = [EmbeddingCache.key(t, POOLED) for t in split_sentences(MHC) + split_sentences(LORA)]
+    kind = pooled_kind(chunking_of(settings))
+    gone = [EmbeddingCache.key(t, kind) for t in split_sentences(MHC) + split_sentences(LORA)]
     db.executemany("DELETE FROM vec WHERE key = ?", [(k,) for k in gone])
     db.commit()
     db.close()

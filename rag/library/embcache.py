@@ -77,18 +77,25 @@ def embed_with_cache(embedder, texts: list[str], cache: EmbeddingCache | None) -
 POOLED = "pooled"  # the cache key kind of a sentence's vector pooled inside its chunk's pass
 
 
+def pooled_kind(chunking: str = "") -> str:
+    """The key kind of pooled vectors from chunks cut under `chunking` (rag.library.ingest.chunking_of): a
+    sentence read in other windows is another vector. Keyed by the sentence's text: a sentence that two
+    abstracts share verbatim keeps the vector of the one read last."""
+    return f"{POOLED} {chunking}".strip()
+
+
 def one_pass(embedder, cache: EmbeddingCache | None) -> bool:
     """Whether sentences are read inside their chunk's pass: the embedder gives token states (the in-process
     MiniLM; the tests' fake and an endpoint do not) and there is a cache to keep them in."""
     return cache is not None and callable(getattr(embedder, "embed_chunks", None))
 
 
-def embed_windows(embedder, windows: list, cache: EmbeddingCache) -> np.ndarray:
+def embed_windows(embedder, windows: list, cache: EmbeddingCache, kind: str = POOLED) -> np.ndarray:
     """The chunk vectors of rag.library.chunking.Window`s, in order, and their sentences' pooled vectors kept
     in the cache: one forward pass per window whose chunk vector or any of whose sentences' is not known
     yet. A chunk vector already cached is kept as it is (never replaced by a recomputed one)."""
     ckeys = [cache.key(w.text) for w in windows]
-    skeys = [[cache.key(t, POOLED) for t, _, _ in w.spans] for w in windows]
+    skeys = [[cache.key(t, kind) for t, _, _ in w.spans] for w in windows]
     known = cache.get_many(sorted(set(ckeys)))
     pooled = cache.get_many(sorted({k for ks in skeys for k in ks}))
     todo = list({ckeys[i]: i for i, w in enumerate(windows)
@@ -111,11 +118,11 @@ class CachedEmbedder:
     pooled vector; any other text (a question, a topic) is embedded on its own. `windows(paper)` cuts a
     paper as ingest does (rag.library.chunking.chunk_windows), for `prime`."""
 
-    def __init__(self, embedder, cache: EmbeddingCache | None, windows=None):
+    def __init__(self, embedder, cache: EmbeddingCache | None, windows=None, kind: str = POOLED):
         self.embedder = embedder
         self.dimension = getattr(embedder, "dimension", 1)
         self.cache = cache
-        self.windows = windows
+        self.windows, self.kind = windows, kind
         self.pooled = one_pass(embedder, cache) and windows is not None
 
     def prime(self, papers: list) -> None:
@@ -124,11 +131,11 @@ class CachedEmbedder:
         if not self.pooled or not papers:
             return
         wins = {p.paper_id: self.windows(p) for p in papers}
-        keys = {pid: [self.cache.key(t, POOLED) for w in ws for t, _, _ in w.spans] for pid, ws in wins.items()}
+        keys = {pid: [self.cache.key(t, self.kind) for w in ws for t, _, _ in w.spans] for pid, ws in wins.items()}
         have = self.cache.get_many(sorted({k for ks in keys.values() for k in ks}))
         lacking = [w for pid, ws in wins.items() if any(k not in have for k in keys[pid]) for w in ws]
         if lacking:
-            embed_windows(self.embedder, lacking, self.cache)
+            embed_windows(self.embedder, lacking, self.cache, self.kind)
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -136,7 +143,7 @@ class CachedEmbedder:
         texts = list(texts)
         found: dict[int, np.ndarray] = {}
         if self.pooled:
-            keys = [self.cache.key(t, POOLED) for t in texts]
+            keys = [self.cache.key(t, self.kind) for t in texts]
             got = self.cache.get_many(sorted(set(keys)))
             found = {i: got[k] for i, k in enumerate(keys) if k in got}
         rest = [i for i in range(len(texts)) if i not in found]

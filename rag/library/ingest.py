@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from rag.library.catalogue import Catalogue, paper_meta
 from rag.library.chunking import Window, chunk_windows, chunks_of
 from rag.library.collections import DIRTY, PAGE, Collections, in_pages, paged
-from rag.library.embcache import CachedEmbedder, EmbeddingCache, embed_windows, embed_with_cache
+from rag.library.embcache import CachedEmbedder, EmbeddingCache, embed_windows, embed_with_cache, pooled_kind
 from rag.embedders.endpoint import EndpointFailed
 from rag.errors import LibraryError
 from rag.library.overlap import Cut, OneAhead, Plan, cut_batch
@@ -103,7 +103,7 @@ class Ingestor:
 
     def sentence_embedder(self) -> CachedEmbedder:
         """Sentences seen through the cache, as tasks see them (rag.library.embcache.CachedEmbedder)."""
-        return CachedEmbedder(self.embedder, self.cache, self.windows)
+        return CachedEmbedder(self.embedder, self.cache, self.windows, pooled_kind(chunking_of(self.settings)))
 
     def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
                progress: bool | None = None, on_progress: Callable[[int], None] | None = None, *,
@@ -292,7 +292,7 @@ class Ingestor:
     def _embed(self, cut: Cut) -> np.ndarray:
         """The chunks' vectors (on rag.library.overlap's worker thread when overlapped)."""
         if cut.windows and self.cache is not None:
-            return embed_windows(self.embedder, cut.windows, self.cache)
+            return embed_windows(self.embedder, cut.windows, self.cache, pooled_kind(chunking_of(self.settings)))
         return embed_with_cache(self.embedder, cut.texts, self.cache)[: len(cut.chunks)]
 
     def commit(self, plan: Plan, gen_dirty: str, dirty: bool) -> bool:
