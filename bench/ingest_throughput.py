@@ -241,6 +241,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="measure each path this many times (order rotated); best is reported")
     ap.add_argument("--skip-langchain", action="store_true")
     ap.add_argument("--skip-sequential", action="store_true", help="skip the ingest without overlap")
+    ap.add_argument("--skip-before", action="store_true", help="skip raw_all and the two-pass ingest (issue 34's before)")
     ap.add_argument("--skip-endpoint", action="store_true", help="skip ingest through a loopback embedding server")
     ap.add_argument("--langchain-persist", action="store_true", help="also time LangChain into an on-disk Chroma")
     ap.add_argument("--name", default="ingest_throughput", help="results file name under bench/results/")
@@ -299,7 +300,8 @@ def main() -> int:
             ef = offline_chroma_ef(work / "chroma-onnx")
             ef(["warm up: load the ONNX session before any timing"])
 
-        paths = ["raw", "raw_all", "paperchat", "paperchat_two_pass"] + ([] if args.skip_sequential else ["paperchat_sequential"]) + \
+        paths = ["raw", "paperchat"] + ([] if args.skip_before else ["raw_all", "paperchat_two_pass"]) + \
+                ([] if args.skip_sequential else ["paperchat_sequential"]) + \
                 ([] if args.skip_endpoint else ["endpoint"]) + \
                 ([] if args.skip_langchain else ["langchain"]) + \
                 (["langchain_persist"] if args.langchain_persist and not args.skip_langchain else [])
@@ -347,10 +349,11 @@ def main() -> int:
                   "endpoint": "… via endpoint", "langchain": "langchain (memory)", "langchain_persist": "langchain (on disk)"}
         for p in paths:
             print(f"{labels[p]:<20}{best[p]:>10.1f}{rate[p]:>14.1f}{len(chunks) / best[p]:>11.1f}{best_cpu[p]:>9.1f}")
-        ratios = {"paperchat/raw": rate["paperchat"] / rate["raw"],
-                  "paperchat/paperchat_two_pass": rate["paperchat"] / rate["paperchat_two_pass"],
-                  "paperchat_two_pass/raw_all": rate["paperchat_two_pass"] / rate["raw_all"],
-                  "raw_all/raw": rate["raw_all"] / rate["raw"]}
+        ratios = {"paperchat/raw": rate["paperchat"] / rate["raw"]}
+        if "paperchat_two_pass" in rate:
+            ratios.update({"paperchat/paperchat_two_pass": rate["paperchat"] / rate["paperchat_two_pass"],
+                           "paperchat_two_pass/raw_all": rate["paperchat_two_pass"] / rate["raw_all"],
+                           "raw_all/raw": rate["raw_all"] / rate["raw"]})
         if "paperchat_sequential" in rate:
             ratios["paperchat_no_overlap/raw"] = rate["paperchat_sequential"] / rate["raw"]
         if "endpoint" in rate:
