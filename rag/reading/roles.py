@@ -216,6 +216,9 @@ def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> 
     classifier (roles_current); otherwise the stored roles are kept (never recomputed). Through a caching
     embedder the sentence vectors stay cached, where the answerer finds them."""
     todo = [p for p in papers if p.paper_id in changed or not roles_current(stored.get(p.paper_id, {}))]
+    kept = [p for p in todo if p.paper_id not in changed]  # (the changed ones were just read in their chunks)
+    if kept and callable(prime := getattr(embedder, "prime", None)):
+        prime(kept)  # records from before one-pass vectors: one chunk pass each, no sentence embedded alone
     found = classify_many([_classified(p) for p in todo], embedder) if todo else []
     out = {p.paper_id: stored.get(p.paper_id, {}).get("roles", "") for p in papers}
     out.update({p.paper_id: encode(r) for p, r in zip(todo, found)})
