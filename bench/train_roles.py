@@ -166,7 +166,8 @@ def main() -> int:
         for c2 in C2:
             second = _lr(c2).fit(stacked(oof, lt), yt)
             for w in WEIGHTS_GRID:
-                m = RoleModel(first.coef_, first.intercept_, second.coef_, second.intercept_, start, trans, prior, w)
+                m = RoleModel(first.coef_, first.intercept_, second.coef_, second.intercept_, start, trans, prior, w,
+                              args.vectors)
                 models[(c1, c2, w)] = m
                 grid.append({"C1": c1, "C2": c2, "trans_weight": w,
                              "dev": scores(yd, predict(m, xd, ld))["accuracy"],

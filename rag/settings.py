@@ -39,6 +39,9 @@ class ChunkSettings(_Finite):
     # 500 beats 800, 1100 and whole abstracts on SciFact train (docs/quality.md, "Retrieval quality").
     max_chars: int = Field(500, ge=50)
     max_tokens: int = Field(256, ge=16)
+    # One forward pass per chunk also gives each sentence's vector (its tokens pooled in the chunk, issue 34);
+    # off: each sentence is embedded on its own as well, as before (docs/performance.md, docs/quality.md).
+    one_pass: bool = True
 
 
 class RetrievalSettings(_Finite):

@@ -84,10 +84,11 @@ def pooled_kind(chunking: str = "") -> str:
     return f"{POOLED} {chunking}".strip()
 
 
-def one_pass(embedder, cache: EmbeddingCache | None) -> bool:
-    """Whether sentences are read inside their chunk's pass: the embedder gives token states (the in-process
-    MiniLM; the tests' fake and an endpoint do not) and there is a cache to keep them in."""
-    return cache is not None and callable(getattr(embedder, "embed_chunks", None))
+def one_pass(embedder, cache: EmbeddingCache | None, enabled: bool = True) -> bool:
+    """Whether sentences are read inside their chunk's pass: asked for (PAPERCHAT_CHUNK__ONE_PASS), the
+    embedder gives token states (the in-process MiniLM; the tests' fake and an endpoint do not) and there is
+    a cache to keep them in."""
+    return enabled and cache is not None and callable(getattr(embedder, "embed_chunks", None))
 
 
 def embed_windows(embedder, windows: list, cache: EmbeddingCache, kind: str = POOLED) -> np.ndarray:

@@ -103,7 +103,8 @@ class Ingestor:
 
     def sentence_embedder(self) -> CachedEmbedder:
         """Sentences seen through the cache, as tasks see them (rag.library.embcache.CachedEmbedder)."""
-        return CachedEmbedder(self.embedder, self.cache, self.windows, pooled_kind(chunking_of(self.settings)))
+        on = self.settings.chunk.one_pass
+        return CachedEmbedder(self.embedder, self.cache, self.windows if on else None, pooled_kind(chunking_of(self.settings)))
 
     def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
                progress: bool | None = None, on_progress: Callable[[int], None] | None = None, *,
@@ -285,9 +286,8 @@ class Ingestor:
             return None
         return Plan(len(batch), list(todo.values()), moved, joined, source_id, source_path, self._cut, self._embed)
 
-    def _cut(self, papers: list[Paper]) -> Cut:
-        """Chunks, chunk counts per paper and the texts to embed (on the writer's thread, see rag.library.overlap)."""
-        return cut_batch(papers, self.windows, self.embedder, self.cache)
+    def _cut(self, papers: list[Paper]) -> Cut:  # on the writer's thread (rag.library.overlap)
+        return cut_batch(papers, self.windows, self.embedder, self.cache, self.settings.chunk.one_pass)
 
     def _embed(self, cut: Cut) -> np.ndarray:
         """The chunks' vectors (on rag.library.overlap's worker thread when overlapped)."""

@@ -33,7 +33,7 @@ class Cut:
 
 
 def cut_batch(papers: list[Paper], cut: Callable[[Paper], list[Window]], embedder,
-              cache: EmbeddingCache | None) -> Cut:
+              cache: EmbeddingCache | None, enabled: bool = True) -> Cut:
     """A batch's chunks, chunk counts and texts to embed, with the chunks' sentence places for a one-pass embedder."""
     chunks: list[Chunk] = []
     wins: list[Window] = []
@@ -43,7 +43,7 @@ def cut_batch(papers: list[Paper], cut: Callable[[Paper], list[Window]], embedde
         n_chunks[p.paper_id] = len(pw)
         chunks.extend(chunks_of(p, pw))
         wins.extend(pw)
-    if one_pass(embedder, cache):
+    if one_pass(embedder, cache, enabled):
         # One forward pass per chunk gives its sentences' vectors too (roles, answers, summaries read them).
         return Cut(chunks, n_chunks, [c.text for c in chunks], wins)
     # Without token states the role sentences go into the same call, so the model sees one

@@ -107,7 +107,9 @@ class RoleModel:
     transitions for an optional Viterbi pass (weight 0 turns it off)."""
 
     def __init__(self, coef1: np.ndarray, intercept1: np.ndarray, coef2: np.ndarray, intercept2: np.ndarray,
-                 start: np.ndarray, trans: np.ndarray, prior: np.ndarray, trans_weight: float):
+                 start: np.ndarray, trans: np.ndarray, prior: np.ndarray, trans_weight: float,
+                 vectors: str = "standalone"):
+        self.vectors = vectors  # the sentence vectors it was trained on: "pooled" in their chunk, or "standalone"
         self.coef1, self.intercept1 = coef1.astype(np.float32), intercept1.astype(np.float32)
         self.coef2, self.intercept2 = coef2.astype(np.float32), intercept2.astype(np.float32)
         self.start, self.trans, self.prior = start, trans, prior  # log-probabilities
@@ -122,12 +124,12 @@ class RoleModel:
     def load(cls, path: Path = WEIGHTS) -> "RoleModel":
         with np.load(path) as z:
             return cls(z["coef1"], z["intercept1"], z["coef2"], z["intercept2"], z["start"], z["trans"], z["prior"],
-                       float(z["trans_weight"]))
+                       float(z["trans_weight"]), str(z["vectors"]) if "vectors" in z.files else "standalone")
 
     def save(self, path: Path) -> None:
         np.savez_compressed(path, coef1=self.coef1.astype(np.float16), intercept1=self.intercept1,
                             coef2=self.coef2, intercept2=self.intercept2, start=self.start, trans=self.trans,
-                            prior=self.prior, trans_weight=np.float32(self.trans_weight))
+                            prior=self.prior, trans_weight=np.float32(self.trans_weight), vectors=np.array(self.vectors))
 
     def first_pass(self, vectors: np.ndarray, sentences: list[str]) -> np.ndarray:
         x = np.hstack([features(vectors), lexical(sentences)])
@@ -193,7 +195,7 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
     if not _is_minilm(embedder):
         # Trained on MiniLM vectors: another embedder's (the tests' hashing fake, an endpoint) say nothing here.
         return [["other"] * len(ss) for ss in abstracts]
-    if callable(getattr(embedder, "embed_chunks", None)):
+    if model().vectors == "pooled" and callable(getattr(embedder, "embed_chunks", None)):
         # The model itself (not through a library's cache): each abstract read in one pass per chunk, with
         # no title, as the classifier was trained (bench/train_roles.py).
         from rag.reading.windows import sentence_vectors
