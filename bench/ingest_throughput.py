@@ -14,7 +14,7 @@
   1b. raw_all the raw embedder on the chunks AND each sentence on its own: the model work ingest did before
               issue 34 (its sentence vectors, for roles and answers, came from a second pass over every sentence);
   2b. paperchat_two_pass  that ingest, in the same run: each sentence embedded on its own after its chunks
-              (rag.library.overlap.one_pass off). Since issue 34 every sentence's vector is pooled from its
+              (PAPERCHAT_CHUNK__ONE_PASS=false). Since issue 34 every sentence's vector is pooled from its
               chunk's pass (rag.reading.windows), so ingest hands the model the chunks alone: paperchat/raw is
               the goal (>= 0.95), and paperchat/paperchat_two_pass what one pass buys;
 
@@ -155,20 +155,21 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
     timers around the library's own steps to show where the time goes. `overlap=False` writes each
     batch right after embedding it (as before issue 19); with it, the timed steps overlap in time."""
     import rag.library.ingest as L
-    import rag.library.overlap as O
     from rag.library.library import Library
     from rag.settings import Settings
 
     home = Path(tempfile.mkdtemp(prefix="home-", dir=workdir))
     os.environ["PAPERCHAT_HOME"] = str(home)
     settings = Settings(home=home, library="bench")
+    # two passes: each sentence embedded on its own too, as before issue 34
+    settings = settings.model_copy(update={"chunk": settings.chunk.model_copy(update={"one_pass": not two_pass})})
     t0 = time.perf_counter()
     lib = Library(settings, embedder=embedder)
     lib.ingestor.overlap = overlap
     t_open = time.perf_counter() - t0
 
     tm = Timers()
-    real_chunk, real_cache, real_windows, real_one = L.cut_batch, L.embed_with_cache, L.embed_windows, O.one_pass
+    real_chunk, real_cache, real_windows = L.cut_batch, L.embed_with_cache, L.embed_windows
     real_embed, real_chunks = embedder.embed_array, getattr(embedder, "embed_chunks", None)
     L.cut_batch = tm.wrap("chunk (incl. token counting)", real_chunk)
     L.embed_with_cache = tm.wrap("_cache_total", real_cache)
@@ -176,8 +177,6 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
     embedder.embed_array = tm.wrap("embed (model)", real_embed)
     if real_chunks is not None:
         embedder.embed_chunks = tm.wrap("embed (model)", real_chunks)
-    if two_pass:  # as before issue 34: each sentence embedded on its own, after its chunks
-        O.one_pass = lambda *a: False
     cols = lib.collections
     cols.chunks.upsert = tm.wrap("chroma upsert: chunks", cols.chunks.upsert)
     cols.papers.upsert = tm.wrap("chroma upsert: papers", cols.papers.upsert)
@@ -188,7 +187,7 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
         report = lib.ingest([corpus_file], progress=False)
         wall, cpu = time.perf_counter() - t, time.process_time() - c
     finally:
-        L.cut_batch, L.embed_with_cache, L.embed_windows, O.one_pass = real_chunk, real_cache, real_windows, real_one
+        L.cut_batch, L.embed_with_cache, L.embed_windows = real_chunk, real_cache, real_windows
         del embedder.embed_array
         if real_chunks is not None:
             del embedder.embed_chunks
