@@ -19,6 +19,12 @@ LORA = ("Low-rank adaptation fine-tunes large language models by training two sm
         "Experiments on GLUE show the asymmetric start matches full fine-tuning with a hundredth of the memory.")
 
 
+def one_pass_settings(tmp_path):
+    from rag.settings import ChunkSettings
+
+    return make_settings(tmp_path / "home", embedder="minilm", chunk=ChunkSettings(one_pass=True))
+
+
 @pytest.fixture(scope="module")
 def minilm():
     from rag.embedders import get_embedder
@@ -79,7 +85,7 @@ def test_ingest_hands_the_model_only_the_chunks_and_answers_embed_only_the_quest
     from rag.tasks.ask import ask
 
     seen = Counting(minilm, monkeypatch)
-    settings = make_settings(tmp_path / "home", embedder="minilm")
+    settings = one_pass_settings(tmp_path)
     lib = Library(settings, embedder=minilm)
     lib.ingest([_file(tmp_path)], progress=False)
     assert seen.alone == [] and len(seen.chunks) >= 2  # no sentence embedded on its own
@@ -100,7 +106,7 @@ def test_a_library_without_pooled_sentence_vectors_gets_them_once_and_keeps_its_
     from rag.library.library import Library
     from rag.tasks.ask import ask
 
-    settings = make_settings(tmp_path / "home", embedder="minilm")
+    settings = one_pass_settings(tmp_path)
     lib = Library(settings, embedder=minilm)
     lib.ingest([_file(tmp_path)], progress=False)
     stored = lib.collections.chunks.get(include=["embeddings"])
