@@ -9,8 +9,8 @@ PubMedQA PQA-L (the question's abstract = CONTEXTS then LONG_ANSWER; the LONG_AN
 questions 1-500 train, 501-1000 test, as bench/pubmedqa_answers.py halves them) and SciFact claims with
 rationale sentences (claims_train train, claims_dev test; every cited abstract with rationales). Sentences
 are split by paperchat's splitter (SciFact's come split). Sentence and question vectors are the offline
-MiniLM's (`--vectors pooled`, the default: each abstract read in one pass per chunk with its title, each
-sentence's tokens pooled, as ingest stores them; questions alone), cached under /tmp/paperchat-answer-scorer (PAPERCHAT_ANSWER_CACHE) so reruns take seconds.
+MiniLM's (each alone; `--vectors train_answer_scorer:pooled`: each abstract read in one pass per chunk
+with its title, each sentence's tokens pooled, as one-pass ingest stores them; questions alone), cached under /tmp/paperchat-answer-scorer (PAPERCHAT_ANSWER_CACHE) so reruns take seconds.
 
 Choices (the regularisation C, the weight of mlqa rows against the biomedical ones, and whether `partial`
 sentences train as negatives or are left out) are made by 5-fold cross-validation over the mlqa train
@@ -52,6 +52,9 @@ SEED = 0
 # The grid is what a 2-core machine under load could afford; wider runs (C 0.03-1, partial as negatives,
 # mlqa alone) scored lower or the same on mlqa train CV (docs/quality.md, "Answers: the answer-sentence scorer").
 C_GRID = (0.1,)
+# A logistic regression, or a network with one hidden layer of this many units (numpy inference either way).
+MODELS = ("lr",)
+HIDDEN, MLP_ALPHA = 32, 1.0
 MLQA_WEIGHT = (20.0,)
 PARTIAL = ("dropped",)
 # Other abstracts read as all-negative per question (closest first): mlqa's own, and fewer of the larger sets.
@@ -124,9 +127,15 @@ def scifact() -> dict[str, list[dict]]:
     return out
 
 
-def embed_all(items: list[dict], kind: str = "pooled") -> dict[str, np.ndarray]:
-    """Text -> unit MiniLM vector: questions embedded alone; sentences alone (`standalone`) or, as ingest
-    stores them, pooled inside their abstract's chunk pass (`pooled`, bench/_common.pooled_vectors)."""
+def pooled(items: list[dict]) -> dict[str, np.ndarray]:
+    """`--vectors train_answer_scorer:pooled`: sentences as one-pass ingest stores them (embed_all)."""
+    return embed_all(items, "pooled")
+
+
+def embed_all(items: list[dict], kind: str = "standalone") -> dict[str, np.ndarray]:
+    """Text -> unit MiniLM vector: questions embedded alone; sentences alone (`standalone`) or, as one-pass
+    ingest stores them (PAPERCHAT_CHUNK__ONE_PASS), pooled inside their abstract's chunk pass (`pooled`,
+    bench/_common.pooled_vectors)."""
     vec = embed_alone(items)
     if kind == "pooled":
         vec.update(pooled_vectors([(it.get("prefix", ""), it["sentences"]) for it in items], CACHE, "answers"))
@@ -221,8 +230,10 @@ def stack(items: list[dict], partial: str, weight: float = 1.0):
     return np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
 
 
-def fit(train: list[tuple[list[dict], float]], c: float, partial: str, domain: np.ndarray) -> sc.AnswerScorer:
+def fit(train: list[tuple[list[dict], float]], c: float, partial: str, domain: np.ndarray,
+        kind: str = "lr") -> sc.AnswerScorer:
     from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
 
     parts = [stack(items, partial, w) for items, w in train if items]
     x = np.vstack([p[0] for p in parts])
@@ -230,26 +241,67 @@ def fit(train: list[tuple[list[dict], float]], c: float, partial: str, domain: n
     w = np.concatenate([p[2] for p in parts])
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale < 1e-6] = 1.0
+    if kind == "mlp":
+        net = MLPClassifier(hidden_layer_sizes=(HIDDEN,), alpha=MLP_ALPHA, max_iter=200, random_state=SEED)
+        net.fit((x - mean) / scale, y, sample_weight=w / w.mean())
+        (w1, w2), (b1, b2) = net.coefs_, net.intercepts_
+        return sc.AnswerScorer(w2[:, 0], b2[0], mean, scale, domain, w1=w1, b1=b1)
     lr = LogisticRegression(C=c, max_iter=5000, random_state=SEED)
     lr.fit((x - mean) / scale, y, sample_weight=w / w.mean())
     return sc.AnswerScorer(lr.coef_[0], lr.intercept_[0], mean, scale, domain)
+
+
+def previous(items: list[dict], path: Path | None) -> list[np.ndarray] | None:
+    """Scores of the scorer shipped before (an npz of an earlier commit), its columns picked by name: what
+    this run's scorer is measured beside."""
+    if path is None or not path.exists():
+        return None
+    with np.load(path) as z:
+        names = [str(n) for n in z["names"]]
+        if not set(names) <= set(sc.NAMES):
+            return None
+        cols = [sc.NAMES.index(n) for n in names]
+        coef, b, mean, scale = z["coef"], float(z["intercept"]), z["mean"], z["scale"]
+        w1 = (z["w1"].astype(np.float32), z["b1"]) if "w1" in z.files else None
+    out = []
+    for it in items:
+        h = (it["x"][:, cols] - mean) / scale
+        if w1 is not None:
+            h = np.maximum(h @ w1[0] + w1[1], 0.0)
+        out.append(1.0 / (1.0 + np.exp(-(h @ coef + b))))
+    return out
 
 
 def predict(m: sc.AnswerScorer, items: list[dict]) -> list[np.ndarray]:
     return [m.predict(it["x"]) for it in items]
 
 
-def cross_validated(ml: list[dict], others: list[dict], c: float, w: float, partial: str) -> tuple[dict, list]:
-    """Out-of-fold scores of the mlqa train questions (5 folds; the other sets always train)."""
+def cross_validated(ml: list[dict], others: list[dict], c: float, w: float, partial: str,
+                    kind: str = "lr", domain: np.ndarray | None = None) -> tuple[dict, list, list]:
+    """Out-of-fold scores of the mlqa train questions (5 folds; the other sets always train), and the
+    fold models with the questions each did not see."""
     rng = np.random.RandomState(SEED)
     fold = rng.permutation(len(ml)) % 5
     oof: list = [None] * len(ml)
+    models = []
     for k in range(5):
         tr = [it for it, f in zip(ml, fold) if f != k]
-        m = fit([(tr, w), (others, 1.0)], c, partial, np.zeros(1))
+        m = fit([(tr, w), (others, 1.0)], c, partial, np.zeros(1) if domain is None else domain, kind)
+        models.append((m, [ml[i]["q"] for i in np.flatnonzero(fold == k)]))
         for i in np.flatnonzero(fold == k):
             oof[i] = m.predict(ml[i]["x"])
-    return ranking(ml, oof), oof
+    return ranking(ml, oof), oof, models
+
+
+def save_folds(models: list) -> Path:
+    """The fold models, for bench/tune_answer_pick.py --folds: each mlqa train question scored by the model
+    that did not see it, so thresholds are chosen on honest probabilities."""
+    d = CACHE / "folds"
+    d.mkdir(parents=True, exist_ok=True)
+    for k, (m, qs) in enumerate(models):
+        m.save(d / f"{k}.npz")
+        (d / f"{k}.json").write_text(json.dumps(qs), encoding="utf-8")
+    return d
 
 
 def precision_at(items: list[dict], scores: list[np.ndarray], t: float) -> tuple[float, int]:
@@ -263,19 +315,36 @@ def precision_at(items: list[dict], scores: list[np.ndarray], t: float) -> tuple
     return (good / tot if tot else 1.0), tot
 
 
-def main() -> int:
+def vectors_from(spec: str | None):
+    """The function giving each text its unit sentence vector: MiniLM on the text itself (embed_all) by
+    default, or `module:function` taking the items and returning {text: vector} (e.g. vectors pooled from
+    the chunk pass), so the scorer can be retrained on the vectors it will be given at ask time."""
+    if not spec:
+        return embed_all
+    import importlib
+
+    mod, _, fn = spec.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+def main(argv: list[str] | None = None, vectors=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--vectors", choices=("pooled", "standalone"), default="pooled",
-                    help="abstract sentences pooled inside their chunk's pass (what ingest stores) or each alone")
-    args = ap.parse_args()
+    ap.add_argument("--vectors", help="module:function giving {text: unit vector} for the items (default: MiniLM)")
+    ap.add_argument("--before", type=Path, default=sc.WEIGHTS,
+                    help="the scorer to report beside the new one (default: the weights shipped now)")
+    args = ap.parse_args(argv)
     if not (DATA / "mlqa" / "questions.jsonl").exists():
         print(f"skipped: mlqa not found under {DATA}", file=sys.stderr)
         return 0
+    before_file = CACHE / "before.npz"
+    if args.before.exists():  # read now: saving overwrites the shipped file
+        CACHE.mkdir(parents=True, exist_ok=True)
+        before_file.write_bytes(args.before.read_bytes())
     sets = {"mlqa": mlqa(), "pubmedqa": pubmedqa(), "scifact": scifact()}
     every = [it for s in sets.values() for part in s.values() for it in part]
-    vec = embed_all(every, args.vectors)
+    vec = (vectors or vectors_from(args.vectors))(every)
     t = time.time()
     domain = domain_direction(sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"], vec)
     prepare(every, vec, domain)
@@ -286,17 +355,22 @@ def main() -> int:
           file=sys.stderr)
     ml, others = sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"]
     grid = []
-    for partial in PARTIAL:
-        for c in C_GRID:
-            for w in MLQA_WEIGHT:
-                r, oof = cross_validated(ml, others, c, w, partial)
-                grid.append({"C": c, "mlqa_weight": w, "partial": partial, **r, "oof": oof})
-                print(f"partial {partial:<8} C={c:<5} mlqa x{w:<4} mlqa train (5-fold) MRR {r['mrr']:.4f} "
-                      f"top-1 {r['top1']:.4f}", file=sys.stderr)
-    best = max(grid, key=lambda g: (g["mrr"] + g["top1"], -g["C"]))
-    m = fit([(ml, best["mlqa_weight"]), (others, 1.0)], best["C"], best["partial"], domain)
-    res: dict = {"chosen": best, "test": {}, "train_cv": {}}
+    for kind in MODELS:
+        for partial in PARTIAL:
+            for c in C_GRID:
+                for w in MLQA_WEIGHT:
+                    r, oof, folds = cross_validated(ml, others, c, w, partial, kind, domain)
+                    grid.append({"model": kind, "C": c, "mlqa_weight": w, "partial": partial, **r, "oof": oof,
+                                 "folds": folds})
+                    print(f"{kind:<4} partial {partial:<8} C={c:<5} mlqa x{w:<4} mlqa train (5-fold) MRR "
+                          f"{r['mrr']:.4f} top-1 {r['top1']:.4f}", file=sys.stderr)
+    best = max(grid, key=lambda g: (g["mrr"] + g["top1"], g["model"] == "lr", -g["C"]))
+    m = fit([(ml, best["mlqa_weight"]), (others, 1.0)], best["C"], best["partial"], domain, best["model"])
+    res: dict = {"grid": [{k: v for k, v in g.items() if k not in ("oof", "folds")} for g in grid],
+                 "test": {}, "train_cv": {"folds": str(save_folds(best["folds"]))}}
     oof = best.pop("oof")
+    best.pop("folds")
+    res["chosen"] = best
     res["train_cv"]["precision_by_threshold"] = {
         f"{t:.2f}": round(precision_at(ml, oof, t)[0], 3) for t in np.arange(0.2, 0.95, 0.05)}
     for name, s in sets.items():
@@ -304,12 +378,15 @@ def main() -> int:
         row = {"cosine": ranking(items, [it["cos"] for it in items]),
                "today": ranking(items, [it["today"] for it in items]),
                "scorer": ranking(items, predict(m, items))}
+        old = previous(items, before_file if before_file.exists() else None)
+        if old is not None:
+            row["before"] = ranking(items, old)
         if name == "mlqa":
             types = sorted({it["type"] for it in items})
-            row["scorer_by_type"] = {ty: ranking([it for it in items if it["type"] == ty],
-                                                 predict(m, [it for it in items if it["type"] == ty])) for ty in types}
-            row["today_by_type"] = {ty: ranking([it for it in items if it["type"] == ty],
-                                                [it["today"] for it in items if it["type"] == ty]) for ty in types}
+            of = lambda ty: [i for i, it in enumerate(items) if it["type"] == ty]  # noqa: E731
+            row["by_type"] = {ty: {"scorer": ranking([items[i] for i in of(ty)], predict(m, [items[i] for i in of(ty)])),
+                                   "before": ranking([items[i] for i in of(ty)], [old[i] for i in of(ty)]) if old else None}
+                              for ty in types}
         res["test"][name] = row
     if not args.no_save:
         m.save(sc.WEIGHTS)
@@ -319,22 +396,20 @@ def main() -> int:
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
-    print(f"chosen by 5-fold CV on mlqa train: C={best['C']} mlqa weight x{best['mlqa_weight']} partial "
-          f"{best['partial']} (CV MRR {best['mrr']:.4f}, top-1 {best['top1']:.4f})")
+    print(f"chosen by 5-fold CV on mlqa train: {best['model']} C={best['C']} mlqa weight x{best['mlqa_weight']} "
+          f"partial {best['partial']} (CV MRR {best['mrr']:.4f}, top-1 {best['top1']:.4f})")
     print("in-abstract ranking, test splits (MRR of the first answer sentence / top-1 is an answer):")
+    fmt = lambda r: f"{r['mrr']:.3f}/{r['top1']:.3f}" if r else "  -  "  # noqa: E731
     for name, row in res["test"].items():
-        print(f"  {name:<9} ({row['scorer']['questions']} q)  cosine {row['cosine']['mrr']:.3f}/{row['cosine']['top1']:.3f}"
-              f"  today {row['today']['mrr']:.3f}/{row['today']['top1']:.3f}"
-              f"  scorer {row['scorer']['mrr']:.3f}/{row['scorer']['top1']:.3f}")
-    for ty, r in res["test"]["mlqa"]["scorer_by_type"].items():
-        td = res["test"]["mlqa"]["today_by_type"][ty]
-        print(f"    mlqa {ty:<13} ({r['questions']:>2} q) today {td['mrr']:.3f}/{td['top1']:.3f}  "
-              f"scorer {r['mrr']:.3f}/{r['top1']:.3f}")
+        print(f"  {name:<9} ({row['scorer']['questions']} q)  cosine {fmt(row['cosine'])}  relevance+roles "
+              f"{fmt(row['today'])}  before {fmt(row.get('before'))}  scorer {fmt(row['scorer'])}")
+    for ty, r in res["test"]["mlqa"]["by_type"].items():
+        print(f"    mlqa {ty:<13} ({r['scorer']['questions']:>2} q) before {fmt(r['before'])}  scorer {fmt(r['scorer'])}")
     print("mlqa train (out-of-fold): share of sentences >= t that are answer or partial:",
           res["train_cv"]["precision_by_threshold"])
     if "weights_bytes" in res:
         print(f"shipped weights: {res['weights_bytes']} bytes; mlqa test from the saved file "
-              f"{res['test_shipped_mlqa']['mrr']:.3f}/{res['test_shipped_mlqa']['top1']:.3f}")
+              f"{fmt(res['test_shipped_mlqa'])}")
     return 0
 
 

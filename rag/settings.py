@@ -69,7 +69,7 @@ class AskSettings(_Finite):
     # `answers` from `answers_at`, `related` from `floor`, else `weak`. Chosen on train splits
     # (bench/train_answer_scorer.py; rag.reading.grades says how).
     floor: float = 0.10
-    answers_at: float = 0.90
+    answers_at: float = 0.95
 
 
 class EmbeddingsSettings(_Finite):

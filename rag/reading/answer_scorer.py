@@ -74,6 +74,11 @@ _CROSS_IDX = [BASE.index(f) for f in CROSSED]
 _DOMAIN_IDX = [BASE.index(f) for f in BY_DOMAIN]
 
 
+def poses_the_study(sentence: str) -> bool:
+    """ "In this work, we study X", "This paper investigates X": the sentence that states what is asked."""
+    return bool(_STUDY_OPEN.match(sentence.strip()))
+
+
 def features(question: str, sentences: list[str], vectors: np.ndarray, question_vector: np.ndarray,
              roles: list[str] | None = None, question_kind: str | None = None,
              domain: np.ndarray | None = None) -> np.ndarray:
@@ -144,17 +149,20 @@ def features(question: str, sentences: list[str], vectors: np.ndarray, question_
 
 
 class AnswerScorer:
-    """A logistic regression over standardised features: weights, intercept, the training mean/scale, and the
-    domain line (mean biomedical minus mean ML sentence vector of the training abstracts, unit length, then
-    the two sets' mean positions on it)."""
+    """Over standardised features (the training mean/scale): a logistic regression (`coef`, `intercept`), or
+    with `hidden` weights a one-hidden-layer network (relu(z @ w1 + b1) @ coef + intercept); and the domain
+    line (mean biomedical minus mean ML sentence vector of the training abstracts, unit length, then the two
+    sets' mean positions on it)."""
 
     def __init__(self, coef: np.ndarray, intercept: float, mean: np.ndarray, scale: np.ndarray, domain: np.ndarray,
-                 names=NAMES):
+                 names=NAMES, w1: np.ndarray | None = None, b1: np.ndarray | None = None):
         self.coef = np.asarray(coef, dtype=np.float32).ravel()
         self.domain = np.asarray(domain, dtype=np.float32)
         self.intercept = float(intercept)
         self.mean = np.asarray(mean, dtype=np.float32)
         self.scale = np.asarray(scale, dtype=np.float32)
+        self.w1 = None if w1 is None else np.asarray(w1, dtype=np.float32)
+        self.b1 = None if b1 is None else np.asarray(b1, dtype=np.float32)
         if tuple(names) != NAMES:
             raise ValueError("answer_scorer.npz was trained on other features: retrain it "
                              "(bench/train_answer_scorer.py)")
@@ -162,16 +170,20 @@ class AnswerScorer:
     @classmethod
     def load(cls, path: Path = WEIGHTS) -> "AnswerScorer":
         with np.load(path) as z:
+            hidden = (z["w1"], z["b1"]) if "w1" in z.files else (None, None)
             return cls(z["coef"], float(z["intercept"]), z["mean"], z["scale"], z["domain"],
-                       [str(x) for x in z["names"]])
+                       [str(x) for x in z["names"]], *hidden)
 
     def save(self, path: Path) -> None:
+        extra = {} if self.w1 is None else {"w1": self.w1.astype(np.float16), "b1": self.b1}
         np.savez_compressed(path, coef=self.coef, intercept=np.float32(self.intercept), mean=self.mean,
-                            scale=self.scale, domain=self.domain, names=np.array(NAMES))
+                            scale=self.scale, domain=self.domain, names=np.array(NAMES), **extra)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        z = ((np.asarray(x, dtype=np.float32) - self.mean) / self.scale) @ self.coef + self.intercept
-        return 1.0 / (1.0 + np.exp(-z))
+        z = (np.asarray(x, dtype=np.float32) - self.mean) / self.scale
+        if self.w1 is not None:
+            z = np.maximum(z @ self.w1.astype(np.float32) + self.b1, 0.0)
+        return 1.0 / (1.0 + np.exp(-(z @ self.coef + self.intercept)))
 
 
 @lru_cache(maxsize=1)
