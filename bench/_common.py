@@ -268,3 +268,37 @@ def ensure_library(name: str, paths: list[Path], home: Path = BENCH_HOME, expect
     settings.library_dir.mkdir(parents=True, exist_ok=True)
     stamp.write_text(json.dumps(want))
     return lib
+
+
+# -- sentence vectors for the training scripts ---------------------------------------------------------
+
+def title_prefix(title: str) -> str:
+    """The title prefix ingest puts on each chunk of a paper with this (given, not derived) title."""
+    from rag.loaders._io import MAX_TITLE_CHARS
+
+    return f"{title[:MAX_TITLE_CHARS]}. " if title else ""
+
+
+def pooled_vectors(abstracts: list[tuple[str, list[str]]], cache: Path, name: str) -> dict[str, "object"]:
+    """Sentence text -> its MiniLM vector pooled inside its chunk's forward pass (rag.reading.windows), as
+    ingest stores it, for abstracts given as (title prefix, sentences); cached in `cache` by their hash.
+    A sentence in two abstracts keeps the last one's, as the library's cache does."""
+    import hashlib
+
+    import numpy as np
+
+    abstracts = list(dict.fromkeys((p, tuple(ss)) for p, ss in abstracts if ss))
+    key = hashlib.sha1("\x1d".join(p + "\x1e" + "\x1e".join(ss) for p, ss in abstracts).encode()).hexdigest()[:12]
+    path = cache / f"{name}-pooled-{key}.npy"
+    if path.exists():
+        flat = np.load(path)
+    else:
+        from rag.embedders import MiniLMEmbeddings
+        from rag.reading.windows import sentence_vectors
+
+        t = time.time()
+        flat = np.vstack(sentence_vectors(MiniLMEmbeddings(), [(p, list(ss)) for p, ss in abstracts]))
+        cache.mkdir(parents=True, exist_ok=True)
+        np.save(path, flat)
+        print(f"read {len(abstracts)} abstracts in one pass per chunk in {time.time() - t:.0f} s", file=sys.stderr)
+    return dict(zip([s for _, ss in abstracts for s in ss], flat))

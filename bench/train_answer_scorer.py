@@ -9,7 +9,8 @@ PubMedQA PQA-L (the question's abstract = CONTEXTS then LONG_ANSWER; the LONG_AN
 questions 1-500 train, 501-1000 test, as bench/pubmedqa_answers.py halves them) and SciFact claims with
 rationale sentences (claims_train train, claims_dev test; every cited abstract with rationales). Sentences
 are split by paperchat's splitter (SciFact's come split). Sentence and question vectors are the offline
-MiniLM's, cached under /tmp/paperchat-answer-scorer (PAPERCHAT_ANSWER_CACHE) so reruns take seconds.
+MiniLM's (each alone; `--vectors train_answer_scorer:pooled`: each abstract read in one pass per chunk
+with its title, each sentence's tokens pooled, as one-pass ingest stores them; questions alone), cached under /tmp/paperchat-answer-scorer (PAPERCHAT_ANSWER_CACHE) so reruns take seconds.
 
 Choices (the regularisation C, the weight of mlqa rows against the biomedical ones, and whether `partial`
 sentences train as negatives or are left out) are made by 5-fold cross-validation over the mlqa train
@@ -35,6 +36,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import pooled_vectors, title_prefix  # noqa: E402
 from rag.reading import answer_scorer as sc  # noqa: E402
 from rag.reading.grades import OVERLAP_WEIGHT, content_stems  # noqa: E402
 from rag.reading.questions import preferred_roles  # noqa: E402
@@ -73,18 +76,19 @@ def marks(sentences: list[str], marked: list[str]) -> list[bool]:
 
 
 def mlqa() -> dict[str, list[dict]]:
-    lib = {}
+    lib, titles = {}, {}
     with open(DATA / "mlqa" / "library.jsonl", encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             lib[r["id"]] = r["abstract"]
+            titles[r["id"]] = r.get("title", "")
     out: dict[str, list[dict]] = {"train": [], "test": []}
     with open(DATA / "mlqa" / "questions.jsonl", encoding="utf-8") as f:
         for line in f:
             q = json.loads(line)
             sents = split_sentences(lib[q["id"]])
             ans, part = marks(sents, q["answer_sentences"]), marks(sents, q.get("partial", []))
-            out[q["split"]].append({"q": q["q"], "type": q["type"], "sentences": sents,
+            out[q["split"]].append({"q": q["q"], "type": q["type"], "sentences": sents, "prefix": title_prefix(titles[q["id"]]),
                                     "label": [1 if a else (2 if p else 0) for a, p in zip(ans, part)]})
     return out
 
@@ -101,11 +105,12 @@ def pubmedqa() -> dict[str, list[dict]]:
 
 
 def scifact() -> dict[str, list[dict]]:
-    docs = {}
+    docs, titles = {}, {}
     with open(DATA / "scifact" / "corpus_sentences.jsonl", encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             docs[str(r["doc_id"])] = [s.strip() for s in r["abstract"]]
+            titles[str(r["doc_id"])] = r.get("title", "")
     out: dict[str, list[dict]] = {}
     for split, name in (("train", "claims_train"), ("test", "claims_dev")):
         out[split] = []
@@ -117,12 +122,27 @@ def scifact() -> dict[str, list[dict]]:
                         continue
                     idx = {i for e in ev for i in e["sentences"]}
                     sents = docs[doc]
-                    out[split].append({"q": c["claim"], "type": "scifact", "sentences": sents,
+                    out[split].append({"q": c["claim"], "type": "scifact", "sentences": sents, "prefix": title_prefix(titles[doc]),
                                        "label": [int(i in idx) for i in range(len(sents))]})
     return out
 
 
-def embed_all(items: list[dict]) -> dict[str, np.ndarray]:
+def pooled(items: list[dict]) -> dict[str, np.ndarray]:
+    """`--vectors train_answer_scorer:pooled`: sentences as one-pass ingest stores them (embed_all)."""
+    return embed_all(items, "pooled")
+
+
+def embed_all(items: list[dict], kind: str = "standalone") -> dict[str, np.ndarray]:
+    """Text -> unit MiniLM vector: questions embedded alone; sentences alone (`standalone`) or, as one-pass
+    ingest stores them (PAPERCHAT_CHUNK__ONE_PASS), pooled inside their abstract's chunk pass (`pooled`,
+    bench/_common.pooled_vectors)."""
+    vec = embed_alone(items)
+    if kind == "pooled":
+        vec.update(pooled_vectors([(it.get("prefix", ""), it["sentences"]) for it in items], CACHE, "answers"))
+    return vec
+
+
+def embed_alone(items: list[dict]) -> dict[str, np.ndarray]:
     texts = sorted({t for it in items for t in [it["q"], *it["sentences"]]})
     key = hashlib.sha1("\x1e".join(texts).encode()).hexdigest()[:12]
     path = CACHE / f"vectors-{key}.npy"

@@ -5,7 +5,8 @@
     .venv/bin/python bench/train_roles.py --json
 
 Data: ../shared/data/csabstruct/{train,dev,test}.jsonl (2,189 computer-science abstracts, every sentence
-labelled background / objective / method / result / other). Sentence vectors are the offline MiniLM's,
+labelled background / objective / method / result / other). Sentence vectors are the offline MiniLM's
+(`--vectors pooled`, the default: each abstract run through the chunk pass, each sentence's tokens pooled),
 cached under /tmp/paperchat-roles (PAPERCHAT_ROLES_CACHE) so reruns take seconds.
 
 The model is fitted on train; choices are made on dev (the two passes' C, the weight of the transitions
@@ -45,18 +46,22 @@ def load(split: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-def vectors(split: str, rows: list[dict]) -> list[np.ndarray]:
-    """Per abstract, its sentences' MiniLM vectors (cached by the sentences' hash)."""
+def vectors(split: str, rows: list[dict], kind: str = "pooled") -> list[np.ndarray]:
+    """Per abstract, its sentences' MiniLM vectors (cached by the sentences' hash): `pooled` reads each abstract
+    in one pass per chunk (no title; rag.reading.windows, as ingest does), `standalone` each sentence alone."""
     sents = [s for r in rows for s in r["sentences"]]
     key = hashlib.sha1("\x1e".join(sents).encode()).hexdigest()[:12]
-    path = CACHE / f"csabstruct-{split}-{key}.npy"
+    path = CACHE / (f"csabstruct-{split}-{key}.npy" if kind == "standalone" else f"csabstruct-{split}-{key}-{kind}.npy")
     if path.exists():
         flat = np.load(path)
     else:
         from rag.embedders import MiniLMEmbeddings
+        from rag.reading.windows import sentence_vectors
 
         t = time.time()
-        flat = MiniLMEmbeddings().embed_array(sents)
+        emb = MiniLMEmbeddings()
+        flat = (emb.embed_array(sents) if kind == "standalone"
+                else np.vstack(sentence_vectors(emb, [("", r["sentences"]) for r in rows])))
         CACHE.mkdir(parents=True, exist_ok=True)
         np.save(path, flat)
         print(f"embedded {len(sents)} {split} sentences in {time.time() - t:.0f} s", file=sys.stderr)
@@ -142,13 +147,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--vectors", choices=("pooled", "standalone"), default="pooled",
+                    help="sentence vectors pooled inside their chunk's pass (what ingest stores) or each sentence alone")
     args = ap.parse_args()
     if not (DATA / "train.jsonl").exists():
         print(f"skipped: CSAbstruct not found at {DATA}", file=sys.stderr)
         return 0
     np.random.seed(SEED)
     rows = {s: load(s) for s in ("train", "dev", "test")}
-    mats = {s: design(rows[s], vectors(s, rows[s])) for s in rows}
+    mats = {s: design(rows[s], vectors(s, rows[s], args.vectors)) for s in rows}
     xt, yt, lt = mats["train"]
     xd, yd, ld = mats["dev"]
     xs, ys, ls = mats["test"]
@@ -159,7 +166,8 @@ def main() -> int:
         for c2 in C2:
             second = _lr(c2).fit(stacked(oof, lt), yt)
             for w in WEIGHTS_GRID:
-                m = RoleModel(first.coef_, first.intercept_, second.coef_, second.intercept_, start, trans, prior, w)
+                m = RoleModel(first.coef_, first.intercept_, second.coef_, second.intercept_, start, trans, prior, w,
+                              args.vectors)
                 models[(c1, c2, w)] = m
                 grid.append({"C1": c1, "C2": c2, "trans_weight": w,
                              "dev": scores(yd, predict(m, xd, ld))["accuracy"],

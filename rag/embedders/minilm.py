@@ -58,6 +58,19 @@ class TokenCounter:
             return [len(e.ids) for e in self._tok.encode_batch(texts)]
 
 
+def _span_vectors(hidden: np.ndarray, enc, spans: list[tuple[int, int]]) -> np.ndarray:
+    """Unit mean of the token states (`hidden`: one row per position of `enc`) inside each character span."""
+    offs = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
+    real = np.asarray(enc.special_tokens_mask, dtype=bool) == 0
+    out = np.full((len(spans), hidden.shape[1]), np.nan, dtype=np.float32)
+    for k, (a, b) in enumerate(spans):
+        inside = real & (offs[:, 0] >= a) & (offs[:, 1] <= b) & (offs[:, 1] > offs[:, 0])
+        if inside.any():
+            v = hidden[: len(offs)][inside].mean(axis=0)
+            out[k] = v / max(float(np.linalg.norm(v)), 1e-12)
+    return out
+
+
 class MiniLMEmbeddings(Embeddings):
     """all-MiniLM-L6-v2 on onnxruntime: mean pooling over the mask, L2-normalised, 256 tokens.
 
@@ -119,8 +132,10 @@ class MiniLMEmbeddings(Embeddings):
         """Token counts without truncation (what the chunker needs to stay in the window)."""
         return self._count(texts)
 
-    def _run(self, encs) -> np.ndarray:
-        """Unit vectors for one batch of tokenised texts, padded here to the batch's longest."""
+    def _run(self, encs, spans=None) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
+        """Unit vectors for one batch of tokenised texts, padded here to the batch's longest. With `spans`
+        (per text, character spans in it), also each span's unit vector: the mean of the token states of
+        the tokens inside it, from the same pass (a sentence read in its chunk's context)."""
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros((len(encs), width), dtype=np.int64)
@@ -133,7 +148,15 @@ class MiniLMEmbeddings(Embeddings):
         hidden = self._session.run(None, feeds)[0]
         w = mask[..., None].astype(np.float32)
         pooled = (hidden * w).sum(axis=1) / np.clip(w.sum(axis=1), 1e-9, None)
-        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        vecs = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        if spans is None:
+            return vecs
+        return vecs, [_span_vectors(hidden[r], e, sp) for r, (e, sp) in enumerate(zip(encs, spans))]
+
+    def _batches(self, encs) -> list[list[int]]:
+        """Text indices in batches by token count (see embed_array)."""
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        return [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
         """Vectors in input order. Texts are tokenised once and batched by token count: sorting by
@@ -143,12 +166,26 @@ class MiniLMEmbeddings(Embeddings):
             return np.zeros((0, self.dimension), dtype=np.float32)
         self._load()
         encs = self._tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for s in range(0, len(order), self.batch_size):
-            idx = order[s : s + self.batch_size]
+        for idx in self._batches(encs):
             out[idx] = self._run([encs[i] for i in idx])
         return out
+
+    def embed_chunks(self, texts: list[str], spans: list[list[tuple[int, int]]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """One forward pass per text for its vector and its spans' vectors (per text, one row per span, in
+        order; NaN where a span has no token inside the window). The texts' vectors are embed_array's,
+        bit for bit: the same tokens in the same batches."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        self._load()
+        encs = self._tokenizer.encode_batch(list(texts))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        per_text: list[np.ndarray] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
+        for idx in self._batches(encs):
+            out[idx], got = self._run([encs[i] for i in idx], [spans[i] for i in idx])
+            for i, v in zip(idx, got):
+                per_text[i] = v
+        return out, per_text
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.embed_array(list(texts)).tolist()

@@ -1,4 +1,8 @@
-"""Cut abstracts into sentence windows that fit the embedder's token window, title on each."""
+"""Cut abstracts into sentence windows that fit the embedder's token window, title on each.
+
+The windows (rag.reading.windows) also say where each sentence sits in its chunk, so ingest reads every
+sentence's vector out of its chunk's forward pass (rag.library.embcache.embed_windows).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Callable
 from rag.loaders._io import MAX_TITLE_CHARS
 from rag.records import Chunk, Paper
 from rag.reading.sentences import split_sentences
+from rag.reading.windows import Window, windows
 
 
 def chunk_prefix(paper: Paper) -> str:
@@ -15,45 +20,20 @@ def chunk_prefix(paper: Paper) -> str:
     return f"{paper.title[:MAX_TITLE_CHARS]}. " if paper.title and not paper.title_derived else ""
 
 
-def _windows(sentences: list[str], fits: Callable[[list[str]], bool]) -> list[list[str]]:
-    """Greedy windows of whole sentences; consecutive windows share one sentence of context."""
-    windows: list[list[str]] = []
-    i = 0
-    while i < len(sentences):
-        win = [sentences[i]]
-        j = i + 1
-        while j < len(sentences) and fits(win + [sentences[j]]):
-            win.append(sentences[j])
-            j += 1
-        windows.append(win)
-        if j >= len(sentences):
-            break
-        i = j - 1 if len(win) > 1 else j  # one sentence overlap, but always move on
-    return windows
+def paper_sentences(paper: Paper) -> list[str]:
+    """The sentences a paper's chunks are cut from (the whole abstract when it does not split)."""
+    return split_sentences(paper.abstract) or [paper.abstract.strip()]
+
+
+def chunk_windows(paper: Paper, max_chars: int = 800, max_tokens: int = 256,
+                  count_tokens: Callable[[list[str]], list[int]] | None = None) -> list[Window]:
+    return windows(chunk_prefix(paper), paper_sentences(paper), max_chars, max_tokens, count_tokens)
+
+
+def chunks_of(paper: Paper, wins: list[Window]) -> list[Chunk]:
+    return [Chunk(chunk_id=f"{paper.paper_id}#{n}", paper_id=paper.paper_id, text=w.text, n=n) for n, w in enumerate(wins)]
 
 
 def chunk_paper(paper: Paper, max_chars: int = 800, max_tokens: int = 256,
                 count_tokens: Callable[[list[str]], list[int]] | None = None) -> list[Chunk]:
-    prefix = chunk_prefix(paper)
-    sentences = split_sentences(paper.abstract) or [paper.abstract.strip()]
-    # Reserve room for the [CLS]/[SEP] tokens and the title.
-    budget = max_tokens - 4
-
-    def fits(win: list[str]) -> bool:
-        text = prefix + " ".join(win)
-        if len(text) > max_chars:
-            return False
-        if count_tokens is None:
-            return True
-        return count_tokens([text])[0] <= budget
-
-    whole = prefix + " ".join(sentences)
-    if fits(sentences):
-        groups = [sentences]
-    else:
-        groups = _windows(sentences, fits)
-    chunks = []
-    for n, win in enumerate(groups):
-        text = prefix + " ".join(win) if groups[0] is not sentences else whole
-        chunks.append(Chunk(chunk_id=f"{paper.paper_id}#{n}", paper_id=paper.paper_id, text=text, n=n))
-    return chunks
+    return chunks_of(paper, chunk_windows(paper, max_chars, max_tokens, count_tokens))

@@ -19,15 +19,15 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from rag.library.catalogue import Catalogue, paper_meta
-from rag.library.chunking import chunk_paper
+from rag.library.chunking import Window, chunk_windows, chunks_of
 from rag.library.collections import DIRTY, PAGE, Collections, in_pages, paged
-from rag.library.embcache import CachedEmbedder, EmbeddingCache, embed_with_cache
+from rag.library.embcache import CachedEmbedder, EmbeddingCache, embed_windows, embed_with_cache, pooled_kind
 from rag.embedders.endpoint import EndpointFailed
 from rag.errors import LibraryError
-from rag.library.overlap import Cut, OneAhead, Plan
+from rag.library.overlap import Cut, OneAhead, Plan, cut_batch
 from rag.library.recut import rebuild_chunks
 from rag.records import Chunk, Paper, Rejection
-from rag.reading.roles import model_id, role_sentences, roles_current, roles_to_store
+from rag.reading.roles import model_id, roles_current, roles_to_store
 from rag.settings import Settings
 from rag.library.sources import (LINEAGE_PEEK, Repeats, SourceIndex, also_at, co_holders, entry, fields, joining,
                                  keep_versions, leaving, owner, peek, still_named, stored_id)
@@ -94,8 +94,17 @@ class Ingestor:
         self.overlap = True  # embed batch i+1 while batch i is written (rag.library.overlap)
 
     def _chunk(self, papers: Iterable[Paper]) -> list[Chunk]:
-        cs, count = self.settings.chunk, getattr(self.embedder, "count_tokens", None)
-        return [c for p in papers for c in chunk_paper(p, cs.max_chars, cs.max_tokens, count)]
+        return [c for p in papers for c in chunks_of(p, self.windows(p))]
+
+    def windows(self, paper: Paper) -> list[Window]:
+        """The paper's chunk texts with their sentences' places (rag.library.chunking), as _chunk cuts them."""
+        cs = self.settings.chunk
+        return chunk_windows(paper, cs.max_chars, cs.max_tokens, getattr(self.embedder, "count_tokens", None))
+
+    def sentence_embedder(self) -> CachedEmbedder:
+        """Sentences seen through the cache, as tasks see them (rag.library.embcache.CachedEmbedder)."""
+        on = self.settings.chunk.one_pass
+        return CachedEmbedder(self.embedder, self.cache, self.windows if on else None, pooled_kind(chunking_of(self.settings)))
 
     def ingest(self, paths: Iterable[Path], fields: dict[str, str] | None = None,
                progress: bool | None = None, on_progress: Callable[[int], None] | None = None, *,
@@ -277,21 +286,13 @@ class Ingestor:
             return None
         return Plan(len(batch), list(todo.values()), moved, joined, source_id, source_path, self._cut, self._embed)
 
-    def _cut(self, papers: list[Paper]) -> Cut:
-        """Chunks, chunk counts per paper and the texts to embed (on the writer's thread, see rag.library.overlap)."""
-        chunks: list[Chunk] = []
-        n_chunks: dict[str, int] = {}
-        for p in papers:
-            pc = self._chunk([p])
-            n_chunks[p.paper_id] = len(pc)
-            chunks.extend(pc)
-        # The sentences their roles are classified from go into the same call, so the model sees one
-        # token-sorted stream and the writer thread only finds them in the cache (rag.reading.roles).
-        extra = role_sentences(papers, self.embedder) if self.cache is not None else []
-        return Cut(chunks, n_chunks, [c.text for c in chunks] + extra)
+    def _cut(self, papers: list[Paper]) -> Cut:  # on the writer's thread (rag.library.overlap)
+        return cut_batch(papers, self.windows, self.embedder, self.cache, self.settings.chunk.one_pass)
 
     def _embed(self, cut: Cut) -> np.ndarray:
         """The chunks' vectors (on rag.library.overlap's worker thread when overlapped)."""
+        if cut.windows and self.cache is not None:
+            return embed_windows(self.embedder, cut.windows, self.cache, pooled_kind(chunking_of(self.settings)))
         return embed_with_cache(self.embedder, cut.texts, self.cache)[: len(cut.chunks)]
 
     def commit(self, plan: Plan, gen_dirty: str, dirty: bool) -> bool:
@@ -344,7 +345,7 @@ class Ingestor:
             if p.paper_id in old:
                 at = keep_versions(at, old[p.paper_id], p.content_hash)
             return fields(at)
-        roles = roles_to_store(recs, cat, todo, CachedEmbedder(self.embedder, self.cache))  # (rag.reading.roles)
+        roles = roles_to_store(recs, cat, todo, self.sentence_embedder())  # (rag.reading.roles)
         metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0))),
                             source_id, source_path, roles=roles[p.paper_id], roles_model=model_id(), **also(p))
                  for p in recs]

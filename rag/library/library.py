@@ -25,7 +25,7 @@ from rag.library.catalogue import Catalogue, Facets
 from rag.library.chroma import make_client, store_for
 from rag.library.chunks import ChunkIndex
 from rag.library.collections import Collections
-from rag.library.embcache import CachedEmbedder, open_cache
+from rag.library.embcache import open_cache
 from rag.errors import LibraryBusy, LibraryError
 from rag.library.ingest import IngestReport, Ingestor, chunking_of
 from rag.library.locks import library_lock
@@ -63,13 +63,13 @@ class Library:
         self.identity = resolve(self.name, self.embedder, self.collections.recorded)
         self.collections.identity = self.identity.as_metadata()
         cache = open_cache(settings.home / "cache", self.identity) if self.identity.model != "hashing-fake" else None
-        self.text_embedder = CachedEmbedder(self.embedder, cache)  # for sentences in tasks
         self.store = store_for(settings.chroma_url, settings.home, self.dir, self.collections)
         self.records = Catalogue(self.collections, settings, self.dir, self.store)
         self.chunks = ChunkIndex(self.collections, self.records, self.store, self.embedder, bool(settings.chroma_url))
         self.ingestor = Ingestor(self.collections, self.records, self.store, self.embedder, cache, settings,
                                  self.write_lock)
         self.remover = Remover(self.ingestor, self.write_lock)
+        self.text_embedder = self.ingestor.sentence_embedder()  # for sentences in tasks (pooled in their chunks)
         self.store.recut = self.ingestor.recut  # the guard's rebuild ends in the ingestor's re-cut
         self.store.check_before_load()
         retitle_if_stale(self)  # derived titles under older rules: re-derived, metadata only (rag.library.retitle)

@@ -15,17 +15,41 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag.library.chunking import Window, chunks_of
+from rag.library.embcache import EmbeddingCache, one_pass
+from rag.reading.roles import role_sentences
 from rag.records import Chunk, Paper
 
 
 @dataclass
 class Cut:
     """A batch cut for embedding: its chunks, each paper's chunk count, and every text to embed (the chunks'
-    texts first, then any the model should see in the same call)."""
+    texts first, then any the model should see in the same call); with `windows`, the chunks' sentence places."""
 
     chunks: list[Chunk]
     n_chunks: dict[str, int]
     texts: list[str]
+    windows: list = field(default_factory=list)  # rag.library.chunking.Window per chunk, for the one-pass embedder
+
+
+def cut_batch(papers: list[Paper], cut: Callable[[Paper], list[Window]], embedder,
+              cache: EmbeddingCache | None, enabled: bool = True) -> Cut:
+    """A batch's chunks, chunk counts and texts to embed, with the chunks' sentence places for a one-pass embedder."""
+    chunks: list[Chunk] = []
+    wins: list[Window] = []
+    n_chunks: dict[str, int] = {}
+    for p in papers:
+        pw = cut(p)
+        n_chunks[p.paper_id] = len(pw)
+        chunks.extend(chunks_of(p, pw))
+        wins.extend(pw)
+    if one_pass(embedder, cache, enabled):
+        # One forward pass per chunk gives its sentences' vectors too (roles, answers, summaries read them).
+        return Cut(chunks, n_chunks, [c.text for c in chunks], wins)
+    # Without token states the role sentences go into the same call, so the model sees one
+    # token-sorted stream and the writer thread only finds them in the cache (rag.reading.roles).
+    extra = role_sentences(papers, embedder) if cache is not None else []
+    return Cut(chunks, n_chunks, [c.text for c in chunks] + extra)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Rhetorical roles of an abstract's sentences: background, objective, method, result, other.
 
 A small classifier trained on CSAbstruct (Cohan et al. 2019; `bench/train_roles.py` reproduces it) over
-the MiniLM sentence vectors the library already computes. First pass: a multinomial logistic regression
+the MiniLM sentence vectors the library already computes (each sentence's tokens pooled inside its chunk's
+forward pass, rag.reading.windows; through an embedder without token states, its own vector). First pass: a multinomial logistic regression
 over each sentence's own vector, its neighbours' vectors, the abstract's mean vector, its position and
 its hashed words (rhetorical cues like "we propose"). Second pass: another over each sentence's and its
 two neighbours' first-pass probabilities on each side (abstracts run background -> objective -> method ->
@@ -106,7 +107,9 @@ class RoleModel:
     transitions for an optional Viterbi pass (weight 0 turns it off)."""
 
     def __init__(self, coef1: np.ndarray, intercept1: np.ndarray, coef2: np.ndarray, intercept2: np.ndarray,
-                 start: np.ndarray, trans: np.ndarray, prior: np.ndarray, trans_weight: float):
+                 start: np.ndarray, trans: np.ndarray, prior: np.ndarray, trans_weight: float,
+                 vectors: str = "standalone"):
+        self.vectors = vectors  # the sentence vectors it was trained on: "pooled" in their chunk, or "standalone"
         self.coef1, self.intercept1 = coef1.astype(np.float32), intercept1.astype(np.float32)
         self.coef2, self.intercept2 = coef2.astype(np.float32), intercept2.astype(np.float32)
         self.start, self.trans, self.prior = start, trans, prior  # log-probabilities
@@ -121,12 +124,12 @@ class RoleModel:
     def load(cls, path: Path = WEIGHTS) -> "RoleModel":
         with np.load(path) as z:
             return cls(z["coef1"], z["intercept1"], z["coef2"], z["intercept2"], z["start"], z["trans"], z["prior"],
-                       float(z["trans_weight"]))
+                       float(z["trans_weight"]), str(z["vectors"]) if "vectors" in z.files else "standalone")
 
     def save(self, path: Path) -> None:
         np.savez_compressed(path, coef1=self.coef1.astype(np.float16), intercept1=self.intercept1,
                             coef2=self.coef2, intercept2=self.intercept2, start=self.start, trans=self.trans,
-                            prior=self.prior, trans_weight=np.float32(self.trans_weight))
+                            prior=self.prior, trans_weight=np.float32(self.trans_weight), vectors=np.array(self.vectors))
 
     def first_pass(self, vectors: np.ndarray, sentences: list[str]) -> np.ndarray:
         x = np.hstack([features(vectors), lexical(sentences)])
@@ -192,7 +195,14 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
     if not _is_minilm(embedder):
         # Trained on MiniLM vectors: another embedder's (the tests' hashing fake, an endpoint) say nothing here.
         return [["other"] * len(ss) for ss in abstracts]
-    vecs = np.asarray(embedder.embed_array(flat), dtype=np.float32)
+    if model().vectors == "pooled" and callable(getattr(embedder, "embed_chunks", None)):
+        # The model itself (not through a library's cache): each abstract read in one pass per chunk, with
+        # no title, as the classifier was trained (bench/train_roles.py).
+        from rag.reading.windows import sentence_vectors
+
+        vecs = np.vstack(sentence_vectors(embedder, [("", ss) for ss in abstracts if ss]))
+    else:
+        vecs = np.asarray(embedder.embed_array(flat), dtype=np.float32)
     if vecs.shape[1] != model().dimension:
         return [["other"] * len(ss) for ss in abstracts]
     out, i = [], 0
@@ -208,6 +218,9 @@ def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> 
     classifier (roles_current); otherwise the stored roles are kept (never recomputed). Through a caching
     embedder the sentence vectors stay cached, where the answerer finds them."""
     todo = [p for p in papers if p.paper_id in changed or not roles_current(stored.get(p.paper_id, {}))]
+    kept = [p for p in todo if p.paper_id not in changed]  # (the changed ones were just read in their chunks)
+    if kept and callable(prime := getattr(embedder, "prime", None)):
+        prime(kept)  # records from before one-pass vectors: one chunk pass each, no sentence embedded alone
     found = classify_many([_classified(p) for p in todo], embedder) if todo else []
     out = {p.paper_id: stored.get(p.paper_id, {}).get("roles", "") for p in papers}
     out.update({p.paper_id: encode(r) for p, r in zip(todo, found)})
@@ -264,6 +277,8 @@ def roles_of(papers: list, embedder) -> list[list[Role]]:
     from rag.records import text_hash
     from rag.reading.sentences import split_sentences
 
+    if callable(prime := getattr(embedder, "prime", None)):
+        prime(papers)  # their sentences' vectors from one chunk pass each, if the library lacks them
     out: list[list[Role] | None] = []
     todo: dict[tuple[str, bool, str], list[str]] = {}
     lazy_key = lambda p: (model_id(), _is_minilm(embedder), text_hash(p.abstract))  # noqa: E731

@@ -168,6 +168,7 @@ def rank_evidence(claim: str, library: Library, k: int = 5, filters: Filters | N
     if not hits:
         return []
     emb = library.text_embedder
+    emb.prime([h.paper for h in hits])  # sentence vectors pooled in their chunks (rag.library.embcache)
     ranked = rank_sentences(text, hits, emb)
     retrieval = minmax([h.score for h in hits])  # the fusion's own scale (z-scores, RRF...) made 0..1
     scored: list[tuple[float, Hit, list[tuple[float, str]]]] = []
