@@ -123,11 +123,6 @@ def _introduction(abstract: str) -> tuple[str, str, str]:
     return "", "", ""
 
 
-def introduced_name(abstract: str) -> str:
-    """The method the abstract introduces, or '' when it introduces none by name."""
-    return _introduction(abstract)[0]
-
-
 # What a method is or does, as the abstract says right after naming it.
 _HEAD = (r"(?:(?:novel|new|simple|general|principled|unified|efficient|effective|lightweight|practical|"
          r"and|yet|,)\s+)*")

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 
 from rag.reading.answer_scorer import poses_the_study, probabilities
 from rag.reading.citations import quote
@@ -177,11 +176,6 @@ def render(quotes: list[Quote], number: Callable[[int], int] = lambda i: i + 1) 
     return " ".join(f"{_no_end(quote(q.shown))} [{number(q.hit)}]." for q in quotes)
 
 
-def compose(query: str, hits: list[Hit], embedder, max_sentences: int = 4, roles: list[list[Role]] | None = None) -> str:
-    """An answer citing hits by their 1-based position in `hits` ("" when nothing clears the floor)."""
-    return render(pick(candidates(query, hits, embedder, roles), max_sentences))
-
-
 def rank_sentences(query: str, hits: list[Hit], embedder) -> list[list[tuple[float, str]]]:
     """Each hit's sentences scored against the query (rag.reading.grades.relevance), best first."""
     sents = [sentences_of(h.paper) for h in hits]
@@ -199,15 +193,3 @@ def rank_sentences(query: str, hits: list[Hit], embedder) -> list[list[tuple[flo
 def _no_end(sentence: str) -> str:
     s = sentence.rstrip()
     return s[:-1] if s and s[-1] in ".!?" else s
-
-
-def central_sentences(texts: list[str], embedder, n: int = 1) -> list[str]:
-    """The sentence(s) of a text closest to the text as a whole (used to summarise a paper)."""
-    out = []
-    for t in texts:
-        ss = split_sentences(t) or [t]
-        v = embedder.embed_array([t] + ss)
-        sims = v[1:] @ v[0]
-        idx = sorted(np.argsort(-sims)[:n].tolist())
-        out.append(" ".join(ss[i] for i in idx))
-    return out
