@@ -278,3 +278,13 @@ def test_sigterm_to_serve_removes_the_session_export_folders(tmp_path):
             proc.wait()
     assert not list(tmp.glob("paperchat-ui-*")), "export folders left behind"
     assert "Traceback" not in err and proc.returncode == 0, err[-2000:]
+
+
+def test_a_summary_of_an_area_past_the_papers_maximum_does_not_promise_all():
+    """"Show all" asks for at most MAX_K papers: past that the chat says how many it will summarise, not "all"."""
+    from ui.summarysize import MAX_K, every_paper, more_line
+
+    assert more_line(1, 4) == "4 more papers on this area: “Show all 5 papers” summarises them all (or set Papers to 5)."
+    past = more_line(15, 150)
+    assert f"“Show all {MAX_K} papers” summarises the {MAX_K} nearest" in past and "them all" not in past
+    assert every_paper("topic", {"citations": [{}] * 15, "more": 150})["n"] == MAX_K  # what the button asks for

@@ -288,9 +288,9 @@ def render_summary(res, topic: str, turn: int, filters=None) -> Rendered:
     if not parts:
         parts.append("The library has nothing on this area.")
     if more := getattr(res, "more", 0):  # the area holds more papers than summarised: say how to see them
-        n = len(citations) + more
-        parts.append(f"<small>{_count(more, 'more paper')} on this area: “Show all {n} papers” summarises them "
-                     f"all (or set Papers to {n}).</small>")
+        from ui.summarysize import more_line
+
+        parts.append(f"<small>{more_line(len(citations), more)}</small>")
     if note:
         parts.append(f"<small>{md(note)}</small>")
     chat = "\n\n".join(parts) + _flags_md(getattr(res, "flags", []) or [])

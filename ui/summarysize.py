@@ -37,6 +37,16 @@ def every_paper(topic: str, data: dict) -> dict | None:
     return {"topic": topic, "n": min(MAX_K, len(data.get("citations", [])) + more)} if more else None
 
 
+def more_line(shown: int, more: int) -> str:
+    """What the chat says under a summary that leaves `more` papers out: how to see them, and past MAX_K (the
+    most a summary covers) how many "Show all" will summarise rather than "all"."""
+    n = shown + more
+    papers = f"{more} more paper{'' if more == 1 else 's'} on this area"
+    if n <= MAX_K:
+        return f"{papers}: “Show all {n} papers” summarises them all (or set Papers to {n})."
+    return f"{papers}: “Show all {MAX_K} papers” summarises the {MAX_K} nearest, the most a summary covers."
+
+
 def show_all_button(state: dict | None):
     every = (state or {}).get("all")
     return gr.Button(f"Show all {every['n']} papers", visible=True) if every else gr.Button(visible=False)
