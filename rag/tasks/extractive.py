@@ -36,7 +36,7 @@ from rag.reading.standalone import standing
 # A lead that does not answer may be joined by its paper's next most probable sentences, at most
 # SAME_PAPER_MORE of them, each at this share of its probability (chosen on mlqa train end to end, each train
 # question scored by the fold model that did not see it, with floor and answers_at: bench/tune_answer_pick.py
-# --folds; one sentence at 0.5 hit 0.660 there, two at 0.3 0.711; docs/quality.md, "Answers: the answer-sentence scorer").
+# --folds; one sentence at 0.5 hit 0.623 there, two at 0.3 0.711; docs/quality.md, "Answers: the answer-sentence scorer").
 SAME_PAPER_RATIO = 0.3
 SAME_PAPER_MORE = 2
 # Requiring those sentences to follow the lead in the abstract (the sentence posing the question comes before
