@@ -6,6 +6,12 @@ from rag.cli.common import print_json, settings_of
 
 
 def cmd_eval(args) -> int:
+    if args.what in ("answers", "summaries"):
+        from rag.evaluation.workspace import code_version
+
+        # The hash that keys kept answers is read as the command starts, before a library build that can take
+        # minutes: an edit made meanwhile must not key the answers of the code this process already loaded.
+        code_version()
     return {"retrieval": eval_retrieval, "answers": eval_answers, "summaries": eval_summaries}[args.what](args)
 
 
