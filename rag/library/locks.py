@@ -64,20 +64,28 @@ def _busy(name: str, timeout: float, who: str = "") -> LibraryBusy:
                        f"(waited {timeout:.0f} s{who}); try again when it has finished")
 
 
+def _flock_by(fh, deadline: float, pause: float, most: float) -> bool:
+    """An exclusive flock on fh taken before `deadline` (time.monotonic), polled since a blocking flock cannot
+    time out: waits `pause`, doubled up to `most`, between tries. False when the deadline passed first."""
+    while True:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, most)
+
+
 @contextlib.contextmanager
 def library_lock(folder: Path, name: str, timeout: float) -> Iterator[float]:
     """One writer per library folder; yields the deadline (time.monotonic) the wait was given."""
     fh = open(folder / "write.lock", "w")
     deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                fh.close()
-                raise _busy(name, timeout) from None
-            time.sleep(0.2)
+    if not _flock_by(fh, deadline, pause=0.2, most=0.2):
+        fh.close()
+        raise _busy(name, timeout)
     try:
         yield deadline
     finally:
@@ -167,16 +175,8 @@ class StoreLock:
 
     def _wait(self, fh) -> None:
         """flock, waiting at most STORE_WAIT (polled: a blocking flock cannot time out)."""
-        deadline, pause = time.monotonic() + STORE_WAIT, 0.001
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise self._stuck(_flock_holder(fh)) from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.02)
+        if not _flock_by(fh, time.monotonic() + STORE_WAIT, pause=0.001, most=0.02):
+            raise self._stuck(_flock_holder(fh))
 
     def _stuck(self, pid: int | None) -> StoreStuck:
         who = f"process {pid}" + (f" (`{_command_of(pid)}`)" if _command_of(pid) else "") if pid else "another thread"
