@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -159,13 +159,6 @@ class AnswerScore(BaseModel):
     abstained: bool = False
     seconds: float | None = None  # how long the answerer took (None: not timed)
 
-
-def answer_hit(sentences: Iterable[str], marked: Sequence[str], share: float = HIT_SHARE) -> str | None:
-    """The first sentence that covers one of the marked answer sentences, None when none does."""
-    for s in sentences:
-        if any(covers(s, m, share) for m in marked):
-            return s
-    return None
 
 
 def score_answer(question: EvalQuestion, answer: Mapping, seconds: float | None = None) -> AnswerScore:

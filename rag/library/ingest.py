@@ -244,12 +244,6 @@ class Ingestor:
         if metas:
             self.catalogue.entries = {**self.catalogue.entries, **metas}
 
-    def write_batch(self, batch: list[Paper], report: IngestReport, gen_dirty: str, dirty: bool,
-                    source_id: str = "", source_path: str = "") -> bool:
-        """Plan and write one batch of one source now (see plan and commit); True if it wrote anything."""
-        plan = self.plan(batch, report, {}, source_id, source_path)
-        return self.commit(plan, gen_dirty, dirty) if plan is not None else False
-
     def plan(self, batch: list[Paper], report: IngestReport, pending: dict[str, dict], source_id: str = "",
              source_path: str = "") -> Plan | None:
         """What a batch of one source changes (counted into `report`; None if nothing; writes nothing), judged

@@ -277,9 +277,6 @@ def text_key(text: str, acr: dict[str, str]) -> frozenset[str]:
     return concept(text, acr) | frozenset(stem(w) for w in _WORD.findall(text))
 
 
-def holds(paper_key: frozenset[str], key: frozenset[str]) -> bool:
-    return bool(key) and key <= paper_key
-
 
 def broad(key: frozenset[str], acr: dict[str, str] | None = None) -> bool:
     """A field too broad to title a paragraph ("Reinforcement learning", "LLMs", "Neural networks")."""
