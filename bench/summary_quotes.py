@@ -6,7 +6,8 @@ quote for the paper. For each, the paper is read for the topic as a summary read
 its vector for centrality) and the extractive summary's picker (rag.tasks.summary_writers._pick) quotes one
 sentence, for a theme paragraph and for the overview; the share of quotes that are a marked answer sentence
 (and answer or partial) is printed per weight of the answer scorer's probability (QUOTE_SCORER_WEIGHT: the
-topic as the question) beside the rule alone (weight 0), on train (to choose) and test (to report), in one run.
+topic as the question) beside the rule alone (weight 0), on train (to choose) and test (to report), in one run; then, at the shipped
+weight, the own-voice and definition rules (rag.reading.voice) on and off.
 
     .venv/bin/python bench/summary_quotes.py        (skips when ../shared/data/mlqa is absent)
 """
@@ -83,6 +84,22 @@ def main() -> int:
         print(f"{w:>6.2f} " + " ".join(f"{out[k]['answer']:>9.3f} ({out[k]['answer_or_partial']:.3f})"
                                       for k in ("paragraph train", "paragraph test", "overview train", "overview test")))
     W.QUOTE_SCORER_WEIGHT = weight0
+    # The own-voice and definition rules (rag.reading.voice) at the shipped weight, on and off, same rows: what
+    # they still add beside the scorer (docs/design.md, "Hand-set rules").
+    figures["voice_rules"] = {}
+    voice = (W.own_voice, W.defines)
+    for label, off in (("on", False), ("off", True)):
+        if off:
+            W.own_voice = W.defines = lambda s: False
+        out = {}
+        for place, kw in (("paragraph", {}), ("overview", {"contribution_only": True, "topical": 0.7})):
+            for split in ("train", "test"):
+                picked = [(W._pick(r, central, set(), probs=probs, **kw)[0], answers)
+                          for s, r, central, probs, answers, partial in rows if s == split]
+                out[f"{place} {split}"] = round(sum(_norm(x) in a for x, a in picked) / max(1, len(picked)), 4)
+        W.own_voice, W.defines = voice
+        figures["voice_rules"][label] = out
+        print(f"voice rules {label:>3}: " + "  ".join(f"{k} {v:.3f}" for k, v in out.items()))
     best = max(WEIGHTS, key=lambda w: (figures["by_weight"][str(w)]["paragraph train"]["answer"]
                                        + figures["by_weight"][str(w)]["overview train"]["answer"], -w))
     figures["shipped_weight"], figures["best_on_train"] = weight0, best
