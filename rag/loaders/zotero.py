@@ -84,9 +84,12 @@ def _connect(copy: Path) -> sqlite3.Connection:
     try:
         con = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True)
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return con
     except sqlite3.OperationalError:
-        return sqlite3.connect(f"{copy.as_uri()}?mode=rw", uri=True)
+        con = sqlite3.connect(f"{copy.as_uri()}?mode=rw", uri=True)
+    # an uploaded file's views and triggers may not call functions with side effects (SQLite's advice for
+    # databases of unknown origin)
+    con.execute("PRAGMA trusted_schema = OFF")
+    return con
 
 
 def load(path: Path, source: str) -> Iterator[Paper | Rejection]:
