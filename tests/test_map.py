@@ -282,3 +282,19 @@ def test_a_small_library_is_laid_out_as_well_without_opentsne(seeds_library):
     finally:
         layout.EXACT_UP_TO = saved
     assert exact >= 0.4 and exact >= reference - 0.06, (exact, reference)
+
+
+def test_the_standalone_page_shows_tex_as_unicode_not_as_source():
+    """A file opened offline has no KaTeX: a title's and an abstract's $…$ read as text, not as TeX source."""
+    import numpy as np
+
+    from rag.maps.page import standalone_html
+    from rag.maps.records import LibraryMap
+
+    m = LibraryMap(library="lib", generation="g", method="pca", ids=["p1"], xy=np.zeros((1, 2), np.float32),
+                   region=np.zeros(1, np.int32), placed=np.zeros(1, bool), topics=[], fitted_papers=1)
+    catalogue = {"p1": {"title": r"Sorting in $\mathcal{O}(n \log n)$ time", "venue": "", "year": 2024}}
+    page = standalone_html(m, catalogue, {"p1": r"We prove a bound of $\alpha \leq \beta$ for every input."})
+    assert "O(n log n)" in page or "𝒪(n log n)" in page
+    assert "α≤β" in page.replace(" ", "")
+    assert r"\mathcal" not in page and r"\alpha" not in page

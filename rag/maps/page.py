@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rag.exports.terminal import readable
 from rag.reading.snippets import snippet
 from rag.maps.records import LibraryMap
 
@@ -112,6 +113,10 @@ def standalone_html(m: LibraryMap, catalogue: dict[str, dict], abstracts: dict[s
     import html
 
     data = viewer_data(m, catalogue, abstracts, lit)
+    # no KaTeX in a file opened offline (the UI typesets its cards with it): TeX shown as Unicode, as the terminal does
+    for key in ("t", "a"):
+        if key in data:
+            data[key] = [readable(x) for x in data[key]]
     title = f"Map of the library {m.library}"
     sub = f"{len(m.ids):,} papers · {sum(1 for t in m.topics if t.size)} topics · {m.method}"
     return (
