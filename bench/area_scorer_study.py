@@ -82,7 +82,11 @@ def pick(p: np.ndarray, row: dict, cover: float, rank: np.ndarray, lam: float) -
 
 def evaluate(data: dict, by_topic: dict, cols: tuple, held_out: list[str], fit_on_of, core: bool = False,
              lam: float = 0.7) -> dict:
+    from rag.tasks.area_scorer import FEATURES
+
     def xs(t):
+        if isinstance(cols, str):  # "-name": today's features less that one
+            return np.delete(data[t]["x"], FEATURES.index(cols[1:]), axis=1)
         return np.hstack([data[t]["x"], data[t]["extra"][:, list(cols)]]) if cols else data[t]["x"]
 
     picked = {}
@@ -122,7 +126,8 @@ def main() -> None:
     data = {a["topic"]: area_rows(lib, a) for a in train + test}
     names = [a["topic"] for a in train]
     print(f"{'features':32s} {'train, leave one area out':>34s}   {'test (fit on all train)':>34s}")
-    variants = [(label, cols, False, 0.7) for label, cols in VARIANTS.items()]
+    variants = [("without head_contrib", "-head_contrib", False, 0.7)]
+    variants += [(label, cols, False, 0.7) for label, cols in VARIANTS.items()]
     variants += [("ordered by probability, MMR 1.0", (), False, 1.0), ("ordered by core, MMR 0.7", (), True, 0.7),
                  ("ordered by core, MMR 1.0", (), True, 1.0)]
     for label, cols, core, lam in variants:
