@@ -26,7 +26,7 @@ WEIGHTS = Path(__file__).with_name("area_scorer.npz")
 FEATURES = ("contrib_cos", "background_cos", "title_cos", "paper_cos", "paper_cos_gap", "contrib_cos_gap",
             "whole_title", "whole_contrib", "whole_background", "named_share", "acronym", "head_any", "tail_any",
             "cover_title", "cover_abstract", "cover_keywords", "has_keywords", "whole_keywords", "tested_only",
-            "bm25_share", "dense", "log_rank", "old_score", "head_contrib")
+            "bm25_share", "dense", "log_rank", "old_score")
 # A modifier opens with one of these: "optimal transport in machine learning", "normalisation for training
 # deep networks", "hallucination of large language models": the head is the area, the tail its setting.
 _MODIFIER = re.compile(r"\s+(?:in|for|of|on|from|with|under|via|using|through|against|to|by)\s+", re.IGNORECASE)
@@ -94,12 +94,6 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
             float(_holds(kw, whole)),
             float(bool(r.tested) and not any(named[i] for i in untested)),
             r.hit.lexical / lexical, r.hit.dense, float(np.log1p(rank)), r.score,
-            # the head of a name with a setting named in the paper's own contribution sentences: learned
-            # negative (-0.38, beside +0.36 for the whole phrase there), i.e. "convergence" of "convergence of
-            # stochastic gradient descent" named without the setting counts against a paper; train areas
-            # left out one at a time 0.915 / 0.788 -> 0.925 / 0.800 precision / core recall
-            # (bench/area_scorer_study.py)
-            float(any(_holds(stems[i], heads) for i in contrib)),
         ])
     x = np.asarray(rows, dtype=np.float32)
     # A paper with no authored title (derived from its abstract, as the seeds' are) is read by its best
@@ -156,9 +150,7 @@ def on_topic(topic: str, readings: list[Reading], emb) -> tuple[list[Reading], l
     first only for want of better ("feed-forward ReLU networks on DAGs" for "graph neural networks", a test
     bed's "synthetic data"). A paper at CONFIDENT or more needs no gate: an area whose papers name it in other
     words ("explanations" for "explaining predictions") kept its core papers. Chosen on the mlqa train areas
-    (gate with CONFIDENT: precision 0.945, core recall 0.825; no gate 0.940 / 0.836) and the seeds' cases;
-    with the weights that read head_contrib, 0.939 / 0.830 against 0.936 / 0.825 without the gate and
-    0.932 / 0.817 without the bypass."""
+    (gate with CONFIDENT: precision 0.945, core recall 0.825; no gate 0.940 / 0.836) and the seeds' cases."""
     x = features(topic, readings, emb)
     p = probabilities(topic, readings, emb, x)
     cover, near = cut_offs()
