@@ -111,12 +111,16 @@ def group_into_themes(topic: str, readings: list, hits: list[Hit], emb, max_pape
         t.readings = [t.readings[i] for i in order]
         t.vecs = t.vecs[order]
     themes.sort(key=lambda t: rank(t.readings[0]))
+    if len(themes) == 1 and topic.strip():
+        # The whole area is one theme: its name is the topic, written as the user wrote it. Naming it from
+        # its papers' phrases would be thrown away, and reading every retrieved paper's phrases for that was
+        # a one-theme summary's largest cost after retrieval (~0.2 s of a cold `summarise`, bench/cold_start.py).
+        themes[0].title, themes[0].terms = topic.strip()[:1].upper() + topic.strip()[1:], [topic.strip()]
+        return themes
     centroids = [unit(t.vecs.mean(axis=0)) for t in themes]
     names = name_themes([t.readings for t in themes], [h.paper for h in hits], topic, emb, centroids)
     for t, (title, terms) in zip(themes, names):
         t.title, t.terms = title, terms
-    if len(themes) == 1 and topic.strip():  # the whole area is one theme: its name is the topic
-        themes[0].title = topic.strip()[:1].upper() + topic.strip()[1:]
     return themes
 
 
