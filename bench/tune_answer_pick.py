@@ -103,11 +103,12 @@ def main() -> int:
     rows = [measure(per, setting, s.ask.max_sentences)[0] for setting in grid]
     # The choice: most hits among the settings whose `answers` grades are right at least 0.85 of the time and
     # whose quoted sentences are at least 0.90 the question's paper's (issue 30's bars); ties: the higher
-    # floor (what makes the answer say the library does not answer), more own-paper share, the higher
-    # answers_at, today's lead rule, fewer sentences, a lower bar for quoting the lead alone.
+    # floor (what makes the answer say the library does not answer), the lower bar for quoting the lead alone
+    # (one sentence that answers is a complete answer), more own-paper share, the higher answers_at, today's
+    # lead rule, fewer sentences.
     fit = [r for r in rows if r["answers_right"] >= 0.85 and r["own_paper_share"] >= 0.90] or rows
-    best = max(fit, key=lambda r: (r["hit"], r["floor"], r["own_paper_share"], r["answers_at"], r["rank_cost"],
-                                   -r["same_paper_more"], -r["alone_at"]))
+    best = max(fit, key=lambda r: (r["hit"], r["floor"], -r["alone_at"], r["own_paper_share"], r["answers_at"],
+                                   r["rank_cost"], -r["same_paper_more"]))
     best["by_type"] = measure(per, grid[rows.index(best)], s.ask.max_sentences)[1]
     if args.json:
         print(json.dumps({"chosen": best, "rows": rows}, indent=1))
