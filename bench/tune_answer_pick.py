@@ -6,8 +6,8 @@
 Each train question is retrieved and its candidates scored once (rag.tasks.ask's path); then a grid over
 rag.tasks.extractive.pick's floor, answers_at, same-paper ratio, how many more sentences of the lead's paper may join it
 (SAME_PAPER_MORE), from what probability the lead is quoted alone (ALONE_AT), the bar for another
-paper's sentence (OTHER_PAPER_AT) and which paper leads (extractive.LEAD_RANK_COST, LEAD_DEPTH: each of the first papers' best
-sentence in log-odds, less a cost per retrieval place), each scored as rag.evaluation.mlqa scores
+paper's sentence (OTHER_PAPER_AT) and which paper leads (extractive.LEAD_RANK_COST, LEAD_DEPTH: each of the
+first papers' best sentence in log-odds, less a cost per retrieval place), each scored as rag.evaluation.mlqa scores
 an answer: hit (a quoted sentence covers a marked answer sentence), own-paper share of the quoted sentences,
 and the share of quotes graded `answers` (probability >= answers_at) that quote an answer or partial
 sentence of the question's paper. The library is opened as `paperchat eval answers` opens it (never ingested).
@@ -113,12 +113,12 @@ def main() -> int:
     if args.json:
         print(json.dumps({"chosen": best, "rows": rows}, indent=1))
         return 0
-    print(f"{'floor':>6} {'ans_at':>6} {'ratio':>6} {'more':>4} {'cost':>5} {'depth':>5} {'hit':>6} {'led':>6} "
-          f"{'own':>6} {'right':>6} {'graded':>6}")
+    print(f"{'floor':>6} {'ans_at':>6} {'ratio':>6} {'more':>4} {'cost':>5} {'depth':>5} {'other':>5} {'alone':>5} "
+          f"{'hit':>6} {'led':>6} {'own':>6} {'right':>6} {'graded':>6}")
     for r in sorted(rows, key=lambda r: (-r["hit"], -r["answers_right"]))[:40]:
         print(f"{r['floor']:6.2f} {r['answers_at']:6.2f} {r['same_ratio']:6.2f} {r['same_paper_more']:4d} "
-              f"{r['rank_cost']:5.1f} {r['depth']:5d} {r['hit']:6.3f} {r['led_own']:6.3f} {r['own_paper_share']:6.3f} "
-              f"{r['answers_right']:6.3f} {r['answers_graded']:6d}")
+              f"{r['rank_cost']:5.1f} {r['depth']:5d} {r['other_at']:5.2f} {r['alone_at']:5.2f} {r['hit']:6.3f} "
+              f"{r['led_own']:6.3f} {r['own_paper_share']:6.3f} {r['answers_right']:6.3f} {r['answers_graded']:6d}")
     print("chosen (most hits with answers_right >= 0.85 and own-paper share >= 0.90):",
           {k: v for k, v in best.items() if k != "by_type"})
     for ty, r in best["by_type"].items():
