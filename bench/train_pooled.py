@@ -1,0 +1,79 @@
+"""Regenerate every weights file trained on one-pass (pooled) sentence vectors, from scratch, in order.
+
+    .venv/bin/python bench/train_pooled.py                      # all three, mlqa library under PAPERCHAT_HOME
+    .venv/bin/python bench/train_pooled.py --home /tmp/h34      # another home for the one-pass mlqa library
+    .venv/bin/python bench/train_pooled.py --skip-area          # roles and answer scorer only (no library)
+
+A one-pass library (PAPERCHAT_CHUNK__ONE_PASS) reads each abstract sentence's vector pooled inside its
+chunk's forward pass; its learned models use weights trained on those vectors (rag.reading.vector_kind), beside
+the two-pass ones, which this script never touches:
+
+1. rag/reading/roles.pooled.npz          bench/train_roles.py --vectors pooled (CSAbstruct)
+2. rag/reading/answer_scorer.pooled.npz  bench/train_answer_scorer.py --vectors pooled (its roles from 1.)
+3. rag/tasks/area_scorer.pooled.npz      bench/train_area_scorer.py --vectors pooled, on the mlqa library
+                                         read in one pass (its roles from 1., cosines from pooled vectors)
+
+For 3. the mlqa eval library of `paperchat eval` under --home is used (ingested in one pass if absent, ~10 min
+of embedding on 2 cores; a two-pass one gets its sentences' pooled vectors from one chunk pass per paper, its
+chunk vectors untouched). Rerun it after the features or the training of any of the three change (each
+script's own figures are printed as it goes); the two-pass weights are retrained by the scripts themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+MLQA = ROOT.parent / "shared" / "data" / "mlqa" / "library.jsonl"
+if not MLQA.exists():
+    MLQA = Path("/work/shared/data/mlqa/library.jsonl")
+
+
+def run(*args: str) -> None:
+    t = time.time()
+    cmd = [sys.executable, *args]
+    print(f"\n$ {' '.join(cmd[1:])}", flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    print(f"({time.time() - t:.0f} s)", flush=True)
+
+
+def one_pass_mlqa(home: Path) -> tuple[Path, str]:
+    """The mlqa eval library under `home`, read in one pass: (its home folder, its name)."""
+    from rag.evaluation.workspace import open_eval_library
+    from rag.settings import ChunkSettings, Settings
+
+    s = Settings(home=home, embedder="minilm", chunk=ChunkSettings(one_pass=True))
+    lib = open_eval_library(s, "mlqa", MLQA)
+    ids = [p.paper_id for p in lib.papers()]
+    t = time.time()
+    for i in range(0, len(ids), 200):  # pooled vectors for papers ingested in two passes (no-op once done)
+        lib.text_embedder.prime(list(lib.get_papers(ids[i : i + 200]).values()))
+    print(f"one-pass mlqa library: {len(ids)} papers, sentence vectors ready in {time.time() - t:.0f} s", flush=True)
+    return lib.settings.home, lib.settings.library
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=Path, default=Path(os.environ.get("PAPERCHAT_HOME", Path.home() / ".paperchat")),
+                    help="the paperchat home whose mlqa eval library trains the area scorer")
+    ap.add_argument("--skip-area", action="store_true", help="leave area_scorer.pooled.npz as it is")
+    args = ap.parse_args()
+    run("bench/train_roles.py", "--vectors", "pooled")
+    run("bench/train_answer_scorer.py", "--vectors", "pooled")
+    if not args.skip_area:
+        if not MLQA.exists():
+            print(f"skipped the area scorer: {MLQA} is absent", file=sys.stderr)
+            return 0
+        folder, name = one_pass_mlqa(args.home)
+        run("bench/train_area_scorer.py", "--home", str(folder), "--library", name, "--vectors", "pooled")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
