@@ -3,6 +3,7 @@
     .venv/bin/python bench/train_pooled.py                      # all three, mlqa library under PAPERCHAT_HOME
     .venv/bin/python bench/train_pooled.py --home /tmp/h34      # another home for the one-pass mlqa library
     .venv/bin/python bench/train_pooled.py --skip-area          # roles and answer scorer only (no library)
+    .venv/bin/python bench/train_pooled.py --measure            # no training: both shipped role weights on CSAbstruct test
 
 A one-pass library (PAPERCHAT_CHUNK__ONE_PASS) reads each abstract sentence's vector pooled inside its
 chunk's forward pass; its learned models use weights trained on those vectors (rag.reading.vector_kind), beside
@@ -58,12 +59,33 @@ def one_pass_mlqa(home: Path) -> tuple[Path, str]:
     return lib.settings.home, lib.settings.library
 
 
+def measure() -> None:
+    """CSAbstruct test accuracy of the shipped role weights of each kind, each on its own kind of vector, side by
+    side in one run (no training; the vectors come from bench/train_roles.py's cache)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import train_roles as tr
+
+    from rag.reading.roles import model
+    from rag.reading.vector_kind import POOLED, STANDALONE
+
+    rows = tr.load("test")
+    for kind in (STANDALONE, POOLED):
+        x, y, lengths = tr.design(rows, tr.vectors("test", rows, kind))
+        s = tr.scores(y, tr.predict(model(kind), x, lengths))
+        print(f"CSAbstruct test ({len(y)} sentences), {kind:<10} vectors, shipped weights: accuracy {s['accuracy']:.4f}, "
+              f"macro-F1 {s['macro_f1']:.4f}; per role {s['f1']}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, default=Path(os.environ.get("PAPERCHAT_HOME", Path.home() / ".paperchat")),
                     help="the paperchat home whose mlqa eval library trains the area scorer")
     ap.add_argument("--skip-area", action="store_true", help="leave area_scorer.pooled.npz as it is")
+    ap.add_argument("--measure", action="store_true", help="only report both shipped role weights on CSAbstruct test")
     args = ap.parse_args()
+    if args.measure:
+        measure()
+        return 0
     run("bench/train_roles.py", "--vectors", "pooled")
     run("bench/train_answer_scorer.py", "--vectors", "pooled")
     if not args.skip_area:
