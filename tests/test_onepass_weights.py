@@ -78,17 +78,27 @@ def test_each_library_reads_with_the_weights_of_its_own_vectors_and_quotes_the_s
         assert top.paper.paper_id == "lora" and "converges to a global minimum" in top.evidence, kind
 
 
-def test_a_two_pass_library_opened_in_one_pass_mode_recomputes_its_roles_with_the_pooled_weights(minilm, tmp_path):
+def test_a_library_keeps_the_kind_of_vector_it_was_built_with_whatever_the_setting_says_later(minilm, tmp_path, monkeypatch):
+    """A library ingested in two passes (before one pass was the default) keeps reading its sentences alone with
+    the two-pass weights when PAPERCHAT_CHUNK__ONE_PASS is on: its stored roles stay trusted and nothing is
+    embedded again -- and a one-pass library stays one-pass when the setting is turned off."""
     from rag.library.library import Library
     from rag.reading import roles
-    from rag.reading.vector_kind import POOLED
+    from rag.reading.vector_kind import POOLED, STANDALONE, vector_kind
     from rag.settings import ChunkSettings
 
-    lib, settings = _library(tmp_path, minilm, one_pass=False)
-    assert lib.get_papers(["mhc"])["mhc"].roles_model == roles.model_id()
-    switched = Library(settings.model_copy(update={"chunk": ChunkSettings(one_pass=True)}), embedder=minilm)
-    papers = list(switched.get_papers(["mhc", "lora"]).values())
-    got = roles.roles_of(papers, switched.text_embedder)  # not trusted: another kind's classifier gave them
-    assert got == [roles.classify_vectors(switched.text_embedder.embed_array(s), s, POOLED)
-                   for s in (roles._classified(p) for p in papers)]
-    assert got[0][0] == "background"
+    for built, later in ((False, True), (True, False)):
+        (tmp_path / str(built)).mkdir()
+        lib, settings = _library(tmp_path / str(built), minilm, one_pass=built)
+        kind = POOLED if built else STANDALONE
+        calls: list[int] = []
+        real_a, real_c = minilm.embed_array, minilm.embed_chunks
+        monkeypatch.setattr(minilm, "embed_array", lambda texts: calls.append(len(texts)) or real_a(texts))
+        monkeypatch.setattr(minilm, "embed_chunks", lambda texts, spans: calls.append(len(texts)) or real_c(texts, spans))
+        switched = Library(settings.model_copy(update={"chunk": ChunkSettings(one_pass=later)}), embedder=minilm)
+        assert switched.settings.chunk.one_pass is built and vector_kind(switched.text_embedder) == kind
+        papers = list(switched.get_papers(["mhc", "lora"]).values())
+        assert all(p.roles_model == roles.model_id(kind) for p in papers)
+        got = roles.roles_of(papers, switched.text_embedder)
+        assert got[0][0] == "background" and calls == [], "a built library was read again"
+        monkeypatch.undo()
