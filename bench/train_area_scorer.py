@@ -118,6 +118,9 @@ def main() -> None:
 
     lib = Library(Settings(home=args.home, library=args.library, embedder="minilm",
                            chunk=ChunkSettings(one_pass=args.vectors == "pooled")))
+    if args.vectors == "pooled" and lib.collections.sentences != "pooled":
+        raise SystemExit(f"library {args.library!r} under {args.home} was built in two passes: its sentences are not "
+                         "pooled (bench/train_pooled.py --convert turns one one-pass)")
     if len(lib) < 3000:
         raise SystemExit(f"library {args.library!r} under {args.home} holds {len(lib)} papers; ingest "
                          "../shared/data/mlqa/library.jsonl first")

@@ -15,8 +15,8 @@ the two-pass ones, which this script never touches:
                                          read in one pass (its roles from 1., cosines from pooled vectors)
 
 For 3. the mlqa eval library of `paperchat eval` under --home is used (ingested in one pass if absent, ~10 min
-of embedding on 2 cores; a two-pass one gets its sentences' pooled vectors from one chunk pass per paper, its
-chunk vectors untouched). Rerun it after the features or the training of any of the three change (each
+of embedding on 2 cores; one built in two passes is refused, or with --convert turned one-pass in place: its
+sentences' pooled vectors from one chunk pass per paper, its chunk vectors untouched). Rerun it after the features or the training of any of the three change (each
 script's own figures are printed as it goes); the two-pass weights are retrained by the scripts themselves.
 """
 
@@ -44,18 +44,29 @@ def run(*args: str) -> None:
     print(f"({time.time() - t:.0f} s)", flush=True)
 
 
-def one_pass_mlqa(home: Path) -> tuple[Path, str]:
-    """The mlqa eval library under `home`, read in one pass: (its home folder, its name)."""
+def one_pass_mlqa(home: Path, convert: bool) -> tuple[Path, str]:
+    """The mlqa eval library under `home`, read in one pass: (its home folder, its name). Ingested in one pass
+    if absent; one built in two passes is turned one-pass only with `convert` (its sentences' pooled vectors
+    read from one chunk pass per paper, its chunk vectors untouched, then marked `sentences: pooled`)."""
     from rag.evaluation.workspace import open_eval_library
+    from rag.library.embcache import CachedEmbedder, pooled_kind
+    from rag.library.ingest import chunking_of
     from rag.settings import ChunkSettings, Settings
 
     s = Settings(home=home, embedder="minilm", chunk=ChunkSettings(one_pass=True))
     lib = open_eval_library(s, "mlqa", MLQA)
-    ids = [p.paper_id for p in lib.papers()]
-    t = time.time()
-    for i in range(0, len(ids), 200):  # pooled vectors for papers ingested in two passes (no-op once done)
-        lib.text_embedder.prime(list(lib.get_papers(ids[i : i + 200]).values()))
-    print(f"one-pass mlqa library: {len(ids)} papers, sentence vectors ready in {time.time() - t:.0f} s", flush=True)
+    if lib.collections.sentences != "pooled":
+        if not convert:
+            raise SystemExit(f"the mlqa library under {lib.settings.home} was built in two passes: pass --convert to "
+                             "read its sentences in one pass (in place), or another --home to ingest one afresh")
+        emb = CachedEmbedder(lib.embedder, lib.ingestor.cache, lib.ingestor.windows, pooled_kind(chunking_of(s)))
+        ids = [p.paper_id for p in lib.papers()]
+        t = time.time()
+        for i in range(0, len(ids), 200):
+            emb.prime(list(lib.get_papers(ids[i : i + 200]).values()))
+        col = lib.collections.papers
+        col.modify(metadata={**(col.metadata or {}), "sentences": "pooled"})
+        print(f"mlqa library turned one-pass: {len(ids)} papers' sentence vectors in {time.time() - t:.0f} s", flush=True)
     return lib.settings.home, lib.settings.library
 
 
@@ -81,6 +92,7 @@ def main() -> int:
     ap.add_argument("--home", type=Path, default=Path(os.environ.get("PAPERCHAT_HOME", Path.home() / ".paperchat")),
                     help="the paperchat home whose mlqa eval library trains the area scorer")
     ap.add_argument("--skip-area", action="store_true", help="leave area_scorer.pooled.npz as it is")
+    ap.add_argument("--convert", action="store_true", help="turn a two-pass mlqa eval library under --home one-pass")
     ap.add_argument("--measure", action="store_true", help="only report both shipped role weights on CSAbstruct test")
     args = ap.parse_args()
     if args.measure:
@@ -92,7 +104,7 @@ def main() -> int:
         if not MLQA.exists():
             print(f"skipped the area scorer: {MLQA} is absent", file=sys.stderr)
             return 0
-        folder, name = one_pass_mlqa(args.home)
+        folder, name = one_pass_mlqa(args.home, args.convert)
         run("bench/train_area_scorer.py", "--home", str(folder), "--library", name, "--vectors", "pooled")
     return 0
 
