@@ -1,6 +1,7 @@
 """Train the answer-sentence scorer (rag/reading/answer_scorer.py) and report how it ranks each test split.
 
     .venv/bin/python bench/train_answer_scorer.py              # choose on train, report test, write the weights
+    .venv/bin/python bench/train_answer_scorer.py --vectors pooled   # the same on one-pass vectors: answer_scorer.pooled.npz
     .venv/bin/python bench/train_answer_scorer.py --no-save    # only report
     .venv/bin/python bench/train_answer_scorer.py --json
 
@@ -9,7 +10,7 @@ PubMedQA PQA-L (the question's abstract = CONTEXTS then LONG_ANSWER; the LONG_AN
 questions 1-500 train, 501-1000 test, as bench/pubmedqa_answers.py halves them) and SciFact claims with
 rationale sentences (claims_train train, claims_dev test; every cited abstract with rationales). Sentences
 are split by paperchat's splitter (SciFact's come split). Sentence and question vectors are the offline
-MiniLM's (each alone; `--vectors train_answer_scorer:pooled`: each abstract read in one pass per chunk
+MiniLM's (each alone; `--vectors pooled`: each abstract read in one pass per chunk
 with its title, each sentence's tokens pooled, as one-pass ingest stores them; questions alone), cached under /tmp/paperchat-answer-scorer (PAPERCHAT_ANSWER_CACHE) so reruns take seconds.
 
 Choices (the regularisation C, the weight of mlqa rows against the biomedical ones, and whether `partial`
@@ -42,6 +43,7 @@ from rag.reading import answer_scorer as sc  # noqa: E402
 from rag.reading.grades import OVERLAP_WEIGHT, content_stems  # noqa: E402
 from rag.reading.questions import preferred_roles  # noqa: E402
 from rag.reading.roles import classify_vectors  # noqa: E402
+from rag.reading.vector_kind import POOLED, STANDALONE, weights_for  # noqa: E402
 from rag.reading.sentences import split_sentences  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -169,12 +171,12 @@ def domain_direction(ml: list[dict], bio: list[dict], vec: dict[str, np.ndarray]
     return np.concatenate([d, [mean(ml) @ d, mean(bio) @ d]]).astype(np.float32)
 
 
-def prepare(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndarray) -> None:
-    """Each item's features, roles and today's scores (in place)."""
+def prepare(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndarray, kind: str = STANDALONE) -> None:
+    """Each item's features, roles (from the role weights for `kind` vectors) and today's scores (in place)."""
     for it in items:
         sv = np.stack([vec[s] for s in it["sentences"]])
         qv = vec[it["q"]]
-        it["roles"] = classify_vectors(sv, it["sentences"])
+        it["roles"] = classify_vectors(sv, it["sentences"], kind)
         it["x"] = sc.features(it["q"], it["sentences"], sv, qv, it["roles"], domain=domain)
         it["cos"] = sv @ qv
         wanted = preferred_roles(it["q"])
@@ -184,7 +186,8 @@ def prepare(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndarray) -
         it["today"] = rel + np.array([ROLE_BONUS if r in wanted else 0.0 for r in it["roles"]])
 
 
-def add_negatives(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndarray, k: int) -> None:
+def add_negatives(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndarray, k: int,
+                  kind: str = STANDALONE) -> None:
     """Each item's question read against the k other abstracts of its set and split whose best sentence is
     closest to it (as retrieval would offer them), every sentence a negative: the probability must also say
     when an abstract does not answer at all, not only which of its sentences answers best (in place)."""
@@ -200,7 +203,7 @@ def add_negatives(items: list[dict], vec: dict[str, np.ndarray], domain: np.ndar
             o = items[int(j)]
             if norm(" ".join(o["sentences"])) == norm(" ".join(it["sentences"])):
                 continue
-            roles = o.get("roles") or classify_vectors(mats[int(j)], o["sentences"])
+            roles = o.get("roles") or classify_vectors(mats[int(j)], o["sentences"], kind)
             xs.append(sc.features(it["q"], o["sentences"], mats[int(j)], vec[it["q"]], roles, domain=domain))
         it["x_neg"] = np.vstack(xs) if xs else np.zeros((0, len(sc.NAMES)), dtype=np.float32)
 
@@ -321,6 +324,8 @@ def vectors_from(spec: str | None):
     the chunk pass), so the scorer can be retrained on the vectors it will be given at ask time."""
     if not spec:
         return embed_all
+    if spec == POOLED:
+        return pooled
     import importlib
 
     mod, _, fn = spec.partition(":")
@@ -331,10 +336,14 @@ def main(argv: list[str] | None = None, vectors=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--vectors", help="module:function giving {text: unit vector} for the items (default: MiniLM)")
-    ap.add_argument("--before", type=Path, default=sc.WEIGHTS,
-                    help="the scorer to report beside the new one (default: the weights shipped now)")
+    ap.add_argument("--vectors", help="`pooled` (as one-pass ingest stores sentences: writes answer_scorer.pooled.npz) "
+                    "or module:function giving {text: unit vector} for the items (default: MiniLM, each alone)")
+    ap.add_argument("--before", type=Path,
+                    help="the scorer to report beside the new one (default: the weights shipped now for this kind)")
     args = ap.parse_args(argv)
+    kind = POOLED if args.vectors in (POOLED, "train_answer_scorer:pooled") else STANDALONE
+    out_file = sc.WEIGHTS.with_name("answer_scorer.pooled.npz") if kind == POOLED else sc.WEIGHTS
+    args.before = args.before or weights_for(sc.WEIGHTS, kind)
     if not (DATA / "mlqa" / "questions.jsonl").exists():
         print(f"skipped: mlqa not found under {DATA}", file=sys.stderr)
         return 0
@@ -347,10 +356,10 @@ def main(argv: list[str] | None = None, vectors=None) -> int:
     vec = (vectors or vectors_from(args.vectors))(every)
     t = time.time()
     domain = domain_direction(sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"], vec)
-    prepare(every, vec, domain)
+    prepare(every, vec, domain, kind)
     for name, s in sets.items():
         for split in ("train", "test"):
-            add_negatives(s[split], vec, domain, NEGATIVES[name])
+            add_negatives(s[split], vec, domain, NEGATIVES[name], kind)
     print(f"features of {sum(len(it['sentences']) for it in every)} sentences in {time.time() - t:.0f} s",
           file=sys.stderr)
     ml, others = sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"]
@@ -389,10 +398,11 @@ def main(argv: list[str] | None = None, vectors=None) -> int:
                               for ty in types}
         res["test"][name] = row
     if not args.no_save:
-        m.save(sc.WEIGHTS)
-        shipped = sc.AnswerScorer.load(sc.WEIGHTS)
+        m.save(out_file)
+        shipped = sc.AnswerScorer.load(out_file)
         res["test_shipped_mlqa"] = ranking(sets["mlqa"]["test"], predict(shipped, sets["mlqa"]["test"]))
-        res["weights_bytes"] = sc.WEIGHTS.stat().st_size
+        res["weights_bytes"] = out_file.stat().st_size
+        res["weights"] = out_file.name
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -408,7 +418,7 @@ def main(argv: list[str] | None = None, vectors=None) -> int:
     print("mlqa train (out-of-fold): share of sentences >= t that are answer or partial:",
           res["train_cv"]["precision_by_threshold"])
     if "weights_bytes" in res:
-        print(f"shipped weights: {res['weights_bytes']} bytes; mlqa test from the saved file "
+        print(f"shipped weights {res['weights']}: {res['weights_bytes']} bytes; mlqa test from the saved file "
               f"{fmt(res['test_shipped_mlqa'])}")
     return 0
 

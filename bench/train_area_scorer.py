@@ -10,6 +10,11 @@ papers a summary) clear the issue's targets with the widest margin; 'related, no
 
     PAPERCHAT_HOME=/tmp/h33 .venv/bin/python bench/train_area_scorer.py --library mlqa
     .venv/bin/python bench/train_area_scorer.py --home /work/coord/home-mlqa --library mlqa
+    .venv/bin/python bench/train_area_scorer.py --home H --library L --vectors pooled   # area_scorer.pooled.npz
+
+`--vectors pooled` reads the library as a one-pass library (PAPERCHAT_CHUNK__ONE_PASS): its sentences pooled
+in their chunk's pass, their roles from roles.pooled.npz (rag.reading.vector_kind); bench/train_pooled.py
+runs it on a one-pass mlqa library.
 
 Prints the train areas' figures; the test areas are for bench/summarise_mlqa.py, never looked at here.
 """
@@ -98,17 +103,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--home", type=Path, default=Path(os.environ.get("PAPERCHAT_HOME", "/tmp/h33")))
     ap.add_argument("--library", default="mlqa")
-    ap.add_argument("--out", type=Path, default=ROOT / "rag" / "tasks" / "area_scorer.npz")
+    ap.add_argument("--vectors", choices=("standalone", "pooled"), default="standalone",
+                    help="sentences embedded alone (two-pass library) or pooled in their chunk's pass (one-pass)")
+    ap.add_argument("--out", type=Path, help="default: rag/tasks/area_scorer.npz, or area_scorer.pooled.npz")
     ap.add_argument("--rows", type=Path, help="keep the feature rows here (pickle) and reuse them on a rerun")
     args = ap.parse_args()
+    args.out = args.out or ROOT / "rag" / "tasks" / ("area_scorer.pooled.npz" if args.vectors == "pooled" else "area_scorer.npz")
     if not TOPICS.exists():
         print(f"skipped: {TOPICS} is absent")
         return
     from rag.library.library import Library
-    from rag.settings import Settings
+    from rag.settings import ChunkSettings, Settings
     from rag.tasks.area_scorer import FEATURES
 
-    lib = Library(Settings(home=args.home, library=args.library, embedder="minilm"))
+    lib = Library(Settings(home=args.home, library=args.library, embedder="minilm",
+                           chunk=ChunkSettings(one_pass=args.vectors == "pooled")))
+    if args.vectors == "pooled" and lib.collections.sentences != "pooled":
+        raise SystemExit(f"library {args.library!r} under {args.home} was built in two passes: its sentences are not "
+                         "pooled (bench/train_pooled.py --convert turns one one-pass)")
     if len(lib) < 3000:
         raise SystemExit(f"library {args.library!r} under {args.home} holds {len(lib)} papers; ingest "
                          "../shared/data/mlqa/library.jsonl first")

@@ -39,9 +39,11 @@ class ChunkSettings(_Finite):
     # 500 beats 800, 1100 and whole abstracts on SciFact train (docs/quality.md, "Retrieval quality").
     max_chars: int = Field(500, ge=50)
     max_tokens: int = Field(256, ge=16)
-    # One forward pass per chunk also gives each sentence's vector (its tokens pooled in the chunk, issue 34).
-    # Off by default until the role classifier and the answer scorer retrained on those vectors are measured
-    # within noise of today's (docs/quality.md, "One pass per chunk"); off: each sentence embedded on its own.
+    # One forward pass per chunk also gives each sentence's vector (its tokens pooled in the chunk, issue 34),
+    # read by the weights trained on such vectors (NAME.pooled.npz); off: each sentence also embedded on its own.
+    # The evals hold within noise of two passes, but five seed cases of summaries and cite do not yet
+    # (docs/quality.md, "One pass per chunk"), so it stays off. A library keeps the way it was built
+    # (rag.library.collections: `sentences`): this applies to new libraries.
     one_pass: bool = False
 
 

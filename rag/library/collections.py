@@ -41,13 +41,13 @@ class Collections:
     """The handles on a library's two collections, and its generation stamp. The handles are replaced
     when a collection is rebuilt (here, or by another Library object of this process)."""
 
-    def __init__(self, client, name: str, chunking: str):
+    def __init__(self, client, name: str, chunking: str, sentences: str = "standalone"):
         self.client, self.name = client, name
         self.chunks = client.get_or_create_collection(
             f"paperchat-{name}-chunks", embedding_function=None, configuration=_CHUNKS_CONFIG)
         # The embedder's identity is recorded with the first write (an endpoint's dimension may take a request).
         self.papers = client.get_or_create_collection(
-            f"paperchat-{name}-papers", embedding_function=None, metadata={"generation": "new", "chunking": chunking})
+            f"paperchat-{name}-papers", embedding_function=None, metadata={"generation": "new", "chunking": chunking, "sentences": sentences})
         meta = self.papers.metadata or {}
         self.recorded: dict = dict(meta)  # what the library was built with (rag.embedders.resolve checks it)
         self.identity: dict = {}  # the embedder's identity as flat metadata, set by the Library once resolved
@@ -55,6 +55,11 @@ class Collections:
         self.chunking: str = meta.get("chunking") or chunking
         # The rules its derived titles follow (rag.loaders.titles.TITLES_VERSION; 0: before versions; rag.library.retitle).
         self.titles: int = int(meta.get("titles") or 0)
+        # How its abstract sentences' vectors are read (rag.reading.vector_kind): kept for the library's life, so a
+        # change of PAPERCHAT_CHUNK__ONE_PASS never re-reads a built library. One without the key was built before
+        # one-pass ingest was the default: each sentence embedded alone.
+        built = meta.get("generation", "new") != "new"
+        self.sentences: str = meta.get("sentences") or ("standalone" if built else sentences)
 
     @property
     def model(self) -> str:
@@ -71,7 +76,8 @@ class Collections:
         return meta.get("generation", "new")
 
     def stamp(self, gen: str) -> None:
-        self.papers.modify(metadata={**self.identity, "generation": gen, "chunking": self.chunking, "titles": self.titles})
+        self.papers.modify(metadata={**self.identity, "generation": gen, "chunking": self.chunking, "titles": self.titles,
+                                     "sentences": self.sentences})
 
     def view_key(self) -> tuple[int, str]:
         """This process's view of the store, for this library (one per Chroma system and name)."""
@@ -92,7 +98,8 @@ class Collections:
             self.client.delete_collection(name)
         self.papers = self.client.get_or_create_collection(
             name, embedding_function=None,
-            metadata={**self.identity, "generation": gen, "chunking": self.chunking, "titles": self.titles})
+            metadata={**self.identity, "generation": gen, "chunking": self.chunking, "titles": self.titles,
+                      "sentences": self.sentences})
 
     def drop(self) -> None:
         for col in (self.chunks, self.papers):

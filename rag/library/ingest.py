@@ -28,6 +28,7 @@ from rag.library.overlap import Cut, OneAhead, Plan, cut_batch
 from rag.library.recut import rebuild_chunks
 from rag.records import Chunk, Paper, Rejection
 from rag.reading.roles import model_id, roles_current, roles_to_store
+from rag.reading.vector_kind import vector_kind
 from rag.settings import Settings
 from rag.library.sources import (LINEAGE_PEEK, Repeats, SourceIndex, also_at, co_holders, entry, fields, joining,
                                  keep_versions, leaving, owner, peek, still_named, stored_id)
@@ -274,7 +275,7 @@ class Ingestor:
                 # Its own record: follow a new position, name or path; a legacy one gets its source id, current roles.
                 if owner(old) == source_id and (old.get("position") != p.position or old.get("source") != p.source
                                                 or old.get("source_id") != source_id
-                                                or old.get("source_path", "") != source_path or not roles_current(old)):
+                                                or old.get("source_path", "") != source_path or not roles_current(old, vector_kind(self.sentence_embedder()))):
                     moved.append(p)
         if not todo and not moved and not joined:
             return None
@@ -339,9 +340,9 @@ class Ingestor:
             if p.paper_id in old:
                 at = keep_versions(at, old[p.paper_id], p.content_hash)
             return fields(at)
-        roles = roles_to_store(recs, cat, todo, self.sentence_embedder())  # (rag.reading.roles)
+        roles = roles_to_store(recs, cat, todo, emb := self.sentence_embedder())  # (rag.reading.roles)
         metas = [paper_meta(p, n_chunks.get(p.paper_id, int(cat.get(p.paper_id, {}).get("n_chunks", 0))),
-                            source_id, source_path, roles=roles[p.paper_id], roles_model=model_id(), **also(p))
+                            source_id, source_path, roles=roles[p.paper_id], roles_model=model_id(vector_kind(emb)), **also(p))
                  for p in recs]
         self.cols.papers.upsert(ids=[p.paper_id for p in recs], embeddings=[[1.0]] * len(recs),
                                 documents=[p.abstract for p in recs], metadatas=metas)

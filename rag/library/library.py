@@ -58,7 +58,13 @@ class Library:
         else:
             self.dir = settings.library_dir
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.collections = Collections(self.client, self.name, chunking_of(settings))
+        self.collections = Collections(self.client, self.name, chunking_of(settings),
+                                       "pooled" if settings.chunk.one_pass else "standalone")
+        # A library keeps the sentence vectors it was built with (two-pass ones and their weights stay two-pass).
+        one_pass = self.collections.sentences == "pooled"
+        if one_pass != settings.chunk.one_pass:
+            settings = settings.model_copy(update={"chunk": settings.chunk.model_copy(update={"one_pass": one_pass})})
+            self.settings = settings
         # Model, dimension and normalisation must match what the library was built with (not where it runs).
         self.identity = resolve(self.name, self.embedder, self.collections.recorded)
         self.collections.identity = self.identity.as_metadata()

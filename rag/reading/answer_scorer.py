@@ -24,6 +24,7 @@ import numpy as np
 from rag.reading.grades import content_stems, relevance
 from rag.reading.questions import kind
 from rag.reading.roles import ROLES, _is_minilm
+from rag.reading.vector_kind import POOLED, STANDALONE, vector_kind, weights_for
 from rag.reading.standalone import standing
 from rag.reading.voice import defines, own_voice
 
@@ -188,16 +189,28 @@ class AnswerScorer:
 
 @lru_cache(maxsize=1)
 def model() -> AnswerScorer:
-    """The shipped scorer, read once per process (a few kilobytes)."""
+    """The shipped scorer for sentences embedded alone, read once per process (a few kilobytes)."""
     return AnswerScorer.load(WEIGHTS)
 
 
+@lru_cache(maxsize=1)
+def _pooled_model() -> AnswerScorer:
+    return AnswerScorer.load(weights_for(WEIGHTS, POOLED))
+
+
+def model_for(kind: str) -> AnswerScorer:
+    """The shipped scorer for sentence vectors of `kind` (rag.reading.vector_kind): answer_scorer.pooled.npz
+    for a one-pass library's pooled ones."""
+    return _pooled_model() if kind == POOLED else model()
+
+
 def score_abstract(question: str, sentences: list[str], vectors: np.ndarray, question_vector: np.ndarray,
-                   roles: list[str] | None = None) -> np.ndarray:
-    """Each sentence's probability of answering the question, for one abstract whose vectors are given."""
+                   roles: list[str] | None = None, kind: str = STANDALONE) -> np.ndarray:
+    """Each sentence's probability of answering the question, for one abstract whose vectors (of `kind`)
+    are given."""
     if not sentences:
         return np.zeros(0, dtype=np.float32)
-    return model().predict(features(question, sentences, vectors, question_vector, roles)).astype(np.float32)
+    return model_for(kind).predict(features(question, sentences, vectors, question_vector, roles)).astype(np.float32)
 
 
 def probabilities(question: str, abstracts: list[list[str]], embedder,
@@ -215,10 +228,11 @@ def probabilities(question: str, abstracts: list[list[str]], embedder,
     vecs = np.asarray(embedder.embed_array([question] + flat), dtype=np.float32)
     vecs = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
     qv, sv = vecs[0], vecs[1:]
+    kind = vector_kind(embedder)  # the question is embedded alone either way; the sentences may be pooled
     out, i = [], 0
     for a, ss in enumerate(abstracts):
         rs = roles[a] if roles and a < len(roles) else None
-        out.append(score_abstract(question, ss, sv[i : i + len(ss)], qv, rs))
+        out.append(score_abstract(question, ss, sv[i : i + len(ss)], qv, rs, kind))
         i += len(ss)
     return out
 

@@ -8,15 +8,16 @@ its hashed words (rhetorical cues like "we propose"). Second pass: another over 
 two neighbours' first-pass probabilities on each side (abstracts run background -> objective -> method ->
 result, so a sentence's neighbours say much about it). An optional Viterbi pass over role transitions
 is kept for retraining (the dev set turned it off). Inference is numpy only; the weights ship in
-`rag/reading/roles.npz` (no download).
+`rag/reading/roles.npz` (no download), for sentences embedded alone; `roles.pooled.npz` for sentences
+pooled in their chunk's pass (one-pass libraries; rag.reading.vector_kind picks by the embedder).
 
     classify(sentences, embedder) -> list[Role]          one abstract
     classify_many(list_of_sentence_lists, embedder)      many, one embedding call
     encode(roles) -> "BOMRR"  /  decode("BOMRR") -> roles   the compact form stored with a paper
-    model_id()                                           the weights' identity, stored beside the roles
+    model_id(kind)                                       the weights' identity, stored beside the roles
 
 Stored roles are versioned: a record keeps the model_id() of the classifier that gave its roles, so
-after `rag/reading/roles.npz` is retrained the stored roles of unchanged papers are not trusted -- answers
+after the weights are retrained (or a library switches between one and two passes) the stored roles of unchanged papers are not trusted -- answers
 compute them afresh (roles_of) and the next ingest stores the new ones (roles_to_store), without
 re-embedding anything.
 """
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+
+from rag.reading.vector_kind import STANDALONE, vector_kind, weights_for
 
 Role = Literal["background", "objective", "method", "result", "other"]
 ROLES: tuple[Role, ...] = ("background", "objective", "method", "result", "other")
@@ -165,26 +168,28 @@ class RoleModel:
         return [ROLES[i] for i in self.decode(self.second_pass(self.first_pass(vectors, sentences)))]
 
 
-@lru_cache(maxsize=1)
-def model() -> RoleModel:
-    return RoleModel.load(WEIGHTS)
+@lru_cache(maxsize=2)
+def model(kind: str = STANDALONE) -> RoleModel:
+    """The shipped classifier for sentence vectors of `kind` (rag.reading.vector_kind)."""
+    return RoleModel.load(weights_for(WEIGHTS, kind))
 
 
-@lru_cache(maxsize=1)
-def model_id() -> str:
-    """The shipped classifier's identity: the first 12 hex digits of its weights file's SHA-256."""
-    return hashlib.sha256(WEIGHTS.read_bytes()).hexdigest()[:12]
+@lru_cache(maxsize=2)
+def model_id(kind: str = STANDALONE) -> str:
+    """The shipped classifier's identity for vectors of `kind`: the first 12 hex digits of its weights file's
+    SHA-256 (two files, two identities: roles from one kind are not trusted in a library of the other)."""
+    return hashlib.sha256(weights_for(WEIGHTS, kind).read_bytes()).hexdigest()[:12]
 
 
-def roles_current(meta: dict) -> bool:
-    """Whether a stored record's roles came from the shipped classifier (a record from before roles, or
-    before they were versioned, has none it can vouch for)."""
-    return "roles" in meta and meta.get("roles_model") == model_id()
+def roles_current(meta: dict, kind: str = STANDALONE) -> bool:
+    """Whether a stored record's roles came from the shipped classifier for the library's vectors (a record
+    from before roles, or before they were versioned, has none it can vouch for)."""
+    return "roles" in meta and meta.get("roles_model") == model_id(kind)
 
 
-def classify_vectors(vectors: np.ndarray, sentences: list[str]) -> list[Role]:
-    """Roles of one abstract's sentences from their (L2-normalised MiniLM) vectors and texts, in order."""
-    return model().predict(vectors, sentences)
+def classify_vectors(vectors: np.ndarray, sentences: list[str], kind: str = STANDALONE) -> list[Role]:
+    """Roles of one abstract's sentences from their (L2-normalised MiniLM) vectors of `kind` and texts, in order."""
+    return model(kind).predict(vectors, sentences)
 
 
 def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
@@ -195,19 +200,13 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
     if not _is_minilm(embedder):
         # Trained on MiniLM vectors: another embedder's (the tests' hashing fake, an endpoint) say nothing here.
         return [["other"] * len(ss) for ss in abstracts]
-    if model().vectors == "pooled" and callable(getattr(embedder, "embed_chunks", None)):
-        # The model itself (not through a library's cache): each abstract read in one pass per chunk, with
-        # no title, as the classifier was trained (bench/train_roles.py).
-        from rag.reading.windows import sentence_vectors
-
-        vecs = np.vstack(sentence_vectors(embedder, [("", ss) for ss in abstracts if ss]))
-    else:
-        vecs = np.asarray(embedder.embed_array(flat), dtype=np.float32)
-    if vecs.shape[1] != model().dimension:
+    kind = vector_kind(embedder)  # a one-pass library's sentences are pooled in their chunks: those weights
+    vecs = np.asarray(embedder.embed_array(flat), dtype=np.float32)
+    if vecs.shape[1] != model(kind).dimension:
         return [["other"] * len(ss) for ss in abstracts]
     out, i = [], 0
     for ss in abstracts:
-        out.append(classify_vectors(vecs[i : i + len(ss)], ss) if ss else [])
+        out.append(classify_vectors(vecs[i : i + len(ss)], ss, kind) if ss else [])
         i += len(ss)
     return out
 
@@ -217,7 +216,8 @@ def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> 
     computed for papers `changed` (new or edited) and for records `stored` without roles from the shipped
     classifier (roles_current); otherwise the stored roles are kept (never recomputed). Through a caching
     embedder the sentence vectors stay cached, where the answerer finds them."""
-    todo = [p for p in papers if p.paper_id in changed or not roles_current(stored.get(p.paper_id, {}))]
+    kind = vector_kind(embedder)
+    todo = [p for p in papers if p.paper_id in changed or not roles_current(stored.get(p.paper_id, {}), kind)]
     kept = [p for p in todo if p.paper_id not in changed]  # (the changed ones were just read in their chunks)
     if kept and callable(prime := getattr(embedder, "prime", None)):
         prime(kept)  # records from before one-pass vectors: one chunk pass each, no sentence embedded alone
@@ -281,11 +281,12 @@ def roles_of(papers: list, embedder) -> list[list[Role]]:
         prime(papers)  # their sentences' vectors from one chunk pass each, if the library lacks them
     out: list[list[Role] | None] = []
     todo: dict[tuple[str, bool, str], list[str]] = {}
-    lazy_key = lambda p: (model_id(), _is_minilm(embedder), text_hash(p.abstract))  # noqa: E731
+    mid = model_id(vector_kind(embedder))
+    lazy_key = lambda p: (mid, _is_minilm(embedder), text_hash(p.abstract))  # noqa: E731
     for p in papers:
         sents = split_sentences(p.abstract) or ([p.abstract] if p.abstract else [])
         stored = decode(getattr(p, "roles", "") or "")
-        if len(stored) == len(sents) and getattr(p, "roles_model", "") == model_id():
+        if len(stored) == len(sents) and getattr(p, "roles_model", "") == mid:
             out.append(stored)
             continue
         key = lazy_key(p)

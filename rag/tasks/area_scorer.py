@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.reading.grades import _STOP, RELEVANCE_FLOOR
+from rag.reading.vector_kind import STANDALONE, vector_kind, weights_for
 from rag.tasks.topicality import (ON_TOPIC, Reading, _WORD, _content, _occurrences, _parts, _stems, naming,
                                   phrase_parts)
 
@@ -108,16 +109,18 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
     return x
 
 
-@lru_cache(maxsize=1)
-def model() -> dict[str, np.ndarray]:
-    with np.load(WEIGHTS) as z:
+@lru_cache(maxsize=2)
+def model(kind: str = STANDALONE) -> dict[str, np.ndarray]:
+    """The shipped weights for sentence vectors of `kind` (rag.reading.vector_kind): area_scorer.pooled.npz
+    for a one-pass library, whose sentence cosines are read from pooled vectors."""
+    with np.load(weights_for(WEIGHTS, kind)) as z:
         return {k: z[k] for k in z.files}
 
 
 def probabilities(topic: str, readings: list[Reading], emb, x: np.ndarray | None = None) -> np.ndarray:
     """P(the paper belongs to the area) per reading (`x`: its features, when computed); also set on each
     reading's `probability`."""
-    m = model()
+    m = model(vector_kind(emb))
     x = features(topic, readings, emb) if x is None else x
     if not len(x):
         return np.zeros(0)
@@ -129,9 +132,9 @@ def probabilities(topic: str, readings: list[Reading], emb, x: np.ndarray | None
     return p
 
 
-def cut_offs() -> tuple[float, float]:
-    """(covered at or above, related-not-summarised at or above), as trained."""
-    m = model()
+def cut_offs(kind: str = STANDALONE) -> tuple[float, float]:
+    """(covered at or above, related-not-summarised at or above), as trained on vectors of `kind`."""
+    m = model(kind)
     return float(m["cover"]), float(m["near"])
 
 
@@ -153,7 +156,7 @@ def on_topic(topic: str, readings: list[Reading], emb) -> tuple[list[Reading], l
     (gate with CONFIDENT: precision 0.945, core recall 0.825; no gate 0.940 / 0.836) and the seeds' cases."""
     x = features(topic, readings, emb)
     p = probabilities(topic, readings, emb, x)
-    cover, near = cut_offs()
+    cover, near = cut_offs(vector_kind(emb))
     head = x[:, FEATURES.index("head_any")] > 0 if len(x) else np.zeros(0, bool)
     order = np.argsort(-p, kind="stable")
     keep = [readings[i] for i in order
