@@ -27,7 +27,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-
 from rag.reading.answer_scorer import poses_the_study, probabilities
 from rag.reading.citations import quote
 from rag.reading.grades import ANSWERS_AT, FLOOR, relevance
@@ -142,6 +141,7 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
     # probable sentence of any paper measured lower, docs/quality.md, "Answers: the answer-sentence scorer").
     lead = lead_of(ok, rank_cost)
     chosen = [lead]
+    said = {_key(lead.sentence)}  # an abstract repeating a sentence is quoted once
     alone = max(answers_at, (ALONE_AT or 0.0) if alone_at is None else alone_at)
 
     def second_ok(q: Quote) -> bool:  # one sentence that answers is a complete answer
@@ -157,20 +157,21 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
             continue
         if len(chosen) > SAME_PAPER_MORE or len(chosen) >= max_sentences:
             break
-        if q.hit == lead.hit and second_ok(q) and all(normalise_text(q.sentence).lower() != normalise_text(
-                c.sentence).lower() for c in chosen):
+        if q.hit == lead.hit and second_ok(q) and _key(q.sentence) not in said:
             chosen.append(q)
+            said.add(_key(q.sentence))
             bar[id(q)] = second_ok
     other_at = max(answers_at, OTHER_PAPER_AT if other_at is None else other_at)
     seen = {lead.hit}
     for q in ok:
         if len(chosen) >= max_sentences:
             break
-        if q.hit in seen or any(normalise_text(q.sentence).lower() == normalise_text(c.sentence).lower() for c in chosen):
+        if q.hit in seen or _key(q.sentence) in said:
             continue
         seen.add(q.hit)  # a paper is judged by its best sentence only
         if q.score >= other_at:  # another paper only when its own sentence answers
             chosen.append(q)
+            said.add(_key(q.sentence))
             bar[id(q)] = lambda c: c.score >= other_at
     chosen = _stand_alone(chosen, ok, bar, cands)
     order: dict[int, int] = {}
@@ -232,6 +233,10 @@ def rank_sentences(query: str, hits: list[Hit], embedder) -> list[list[tuple[flo
         out.append(sorted(zip(sims[i : i + len(ss)].tolist(), ss), key=lambda x: -x[0]))
         i += len(ss)
     return out
+
+
+def _key(sentence: str) -> str:
+    return normalise_text(sentence).lower()
 
 
 def _no_end(sentence: str) -> str:
