@@ -253,6 +253,7 @@ class Ingestor:
         todo: dict[str, Paper] = {}
         moved: list[Paper] = []
         joined: list[Paper] = []  # papers another source shows that this one holds too (its entry to write)
+        kind = vector_kind(self.sentence_embedder())  # whose roles count as current (rag.reading.roles)
         for p in batch:
             old = pending.get(p.paper_id) or cat.get(p.paper_id)
             if old is None and p.paper_id not in todo:
@@ -275,7 +276,7 @@ class Ingestor:
                 # Its own record: follow a new position, name or path; a legacy one gets its source id, current roles.
                 if owner(old) == source_id and (old.get("position") != p.position or old.get("source") != p.source
                                                 or old.get("source_id") != source_id
-                                                or old.get("source_path", "") != source_path or not roles_current(old, vector_kind(self.sentence_embedder()))):
+                                                or old.get("source_path", "") != source_path or not roles_current(old, kind)):
                     moved.append(p)
         if not todo and not moved and not joined:
             return None
