@@ -28,6 +28,25 @@ def _norm(s: str) -> str:
     return " ".join(s.split()).strip().lower()
 
 
+def _shares(rows: list, W) -> dict:
+    """Per place (theme paragraph, overview) and split, the share of quotes that are a marked answer
+    (`answer`) and an answer or partial one (`answer_or_partial`), as the writers' picker stands now."""
+    out = {}
+    for place, kw in (("paragraph", {}), ("overview", {"contribution_only": True, "topical": 0.7})):
+        for split in ("train", "test"):
+            hit = both = n = 0
+            for s, r, central, probs, answers, partial in rows:
+                if s != split:
+                    continue
+                sent, _ = W._pick(r, central, set(), probs=probs, **kw)
+                n += 1
+                hit += _norm(sent) in answers
+                both += _norm(sent) in partial
+            out[f"{place} {split}"] = {"answer": round(hit / max(1, n), 4),
+                                       "answer_or_partial": round(both / max(1, n), 4)}
+    return out
+
+
 def main() -> int:
     if not (MLQA / "questions.jsonl").exists():
         print(f"skipped: {MLQA} is absent (see ../shared/data/README.md)")
@@ -67,19 +86,7 @@ def main() -> int:
     print(f"{'weight':>6} {'paragraph train':>18} {'paragraph test':>18} {'overview train':>18} {'overview test':>18}")
     for w in WEIGHTS:
         W.QUOTE_SCORER_WEIGHT = w
-        out = {}
-        for place, kw in (("paragraph", {}), ("overview", {"contribution_only": True, "topical": 0.7})):
-            for split in ("train", "test"):
-                hit = both = n = 0
-                for s, r, central, probs, answers, partial in rows:
-                    if s != split:
-                        continue
-                    sent, _ = W._pick(r, central, set(), probs=probs, **kw)
-                    n += 1
-                    hit += _norm(sent) in answers
-                    both += _norm(sent) in partial
-                out[f"{place} {split}"] = {"answer": round(hit / max(1, n), 4),
-                                           "answer_or_partial": round(both / max(1, n), 4)}
+        out = _shares(rows, W)
         figures["by_weight"][str(w)] = out
         print(f"{w:>6.2f} " + " ".join(f"{out[k]['answer']:>9.3f} ({out[k]['answer_or_partial']:.3f})"
                                       for k in ("paragraph train", "paragraph test", "overview train", "overview test")))
@@ -91,12 +98,7 @@ def main() -> int:
     for label, off in (("on", False), ("off", True)):
         if off:
             W.own_voice = W.defines = lambda s: False
-        out = {}
-        for place, kw in (("paragraph", {}), ("overview", {"contribution_only": True, "topical": 0.7})):
-            for split in ("train", "test"):
-                picked = [(W._pick(r, central, set(), probs=probs, **kw)[0], answers)
-                          for s, r, central, probs, answers, partial in rows if s == split]
-                out[f"{place} {split}"] = round(sum(_norm(x) in a for x, a in picked) / max(1, len(picked)), 4)
+        out = {k: v["answer"] for k, v in _shares(rows, W).items()}
         W.own_voice, W.defines = voice
         figures["voice_rules"][label] = out
         print(f"voice rules {label:>3}: " + "  ".join(f"{k} {v:.3f}" for k, v in out.items()))
