@@ -36,6 +36,22 @@ def point_on_screen(page, i: int, plot: str = ".pcm-plot") -> tuple[float, float
         }""", [plot, i]))
 
 
+def test_standalone_page_at_800_px_puts_the_card_under_a_full_width_map(browser, seeds_library, seeds_map, tmp_path):
+    """On a narrow window the card goes under the map instead of taking half its width, and the map keeps a
+    usable height: the hover label of a paper fits inside the plot."""
+    from rag.maps.page import write_page
+
+    path = write_page(tmp_path / "map.html", seeds_map, seeds_library)
+    page = browser.new_page(viewport={"width": 800, "height": 900})
+    page.goto(path.as_uri())
+    page.wait_for_function("window.paperMapReady", timeout=60_000)
+    plot = page.locator(".pcm-plot").bounding_box()
+    card = page.locator("#card").bounding_box()
+    assert plot["width"] >= 760 and plot["height"] >= 500
+    assert card["y"] >= plot["y"] + plot["height"] - 1 and card["width"] >= 760
+    page.close()
+
+
 def test_standalone_page_of_the_seeds(browser, seeds_library, seeds_map, tmp_path):
     from rag.maps.page import write_page
 

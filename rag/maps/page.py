@@ -85,6 +85,8 @@ main{display:flex;height:calc(100vh - 45px)}
 .pcm-plot{flex:1;min-height:300px}
 #card{width:340px;border-left:1px solid #e5e7eb;padding:12px 14px;overflow:auto}
 #card h2{font-size:15px;margin:0 0 6px} #card .meta{color:#6b7280;margin-bottom:8px} #card .topic{color:#4338ca}
+@media (max-width:900px){main{flex-direction:column;height:auto} #map{flex:none;height:75vh}
+#card{width:auto;border-left:0;border-top:1px solid #e5e7eb}}
 """
 
 _SCRIPT = """
