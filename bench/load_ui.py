@@ -1,14 +1,16 @@
 """Load on the UI (issue 8, item 6): N concurrent gradio_client sessions ask the seed questions in
-extractive mode; every one must be answered and cite its own question's paper (none mixed up with
-another session's). Prints p50/p95 latency under load next to one session alone, measured in one run.
+extractive mode; under load every one must be answered with the papers one session alone gets for the same
+question (none mixed up with another session's, none dropped). Prints p50/p95 latency under load next to one
+session alone, measured in one run, and how many of the solo answers cite their question's paper (the bar of
+tests/test_ask_seeds.py, 0.85: that is answer quality, which load must not change, not a load failure).
 
     .venv/bin/python bench/load_ui.py                     # 20 sessions x 3 questions, real MiniLM embedder
     .venv/bin/python bench/load_ui.py --sessions 40 --rounds 5
     .venv/bin/python bench/load_ui.py --url http://127.0.0.1:7860   # an already running `paperchat serve`
 
 Without --url it starts `paperchat serve --seed` on a free loopback port with a fresh PAPERCHAT_HOME
-(the seeds indexed on first start), and stops it at the end. Exit status 1 if any question failed or
-cited the wrong paper.
+(the seeds indexed on first start), and stops it at the end. Exit status 1 if any question under load failed
+or cited other papers than alone, or if fewer solo answers cite their question's paper than the tests require.
 """
 
 from __future__ import annotations
@@ -58,8 +60,18 @@ def stop_server(proc: subprocess.Popen) -> None:
     stop_group(proc, timeout=15)
 
 
-def ask_one(client, question: str, want: tuple[str, int]) -> tuple[float, str | None]:
-    """(seconds, None if answered citing the right paper, else what went wrong)"""
+SOLO_BAR = 0.85  # tests/test_ask_seeds.py: the share of seed questions whose answer cites their paper
+
+
+def cited(out: dict) -> list[tuple[str, int]]:
+    return [(c["source"], c["position"]) for c in out.get("citations") or []]
+
+
+def ask_one(client, question: str, want: tuple[str, int] | list[tuple[str, int]],
+            answers: dict | None = None) -> tuple[float, str | None]:
+    """(seconds, None if answered as wanted, else what went wrong). want: the (file prefix, position) of the
+    question's paper, which the answer must cite; or the exact citations one session alone got for it.
+    answers, when given, keeps the answer's citations by question."""
     t = time.perf_counter()
     try:
         out = client.predict(question, "ask", api_name="/query")
@@ -71,13 +83,19 @@ def ask_one(client, question: str, want: tuple[str, int]) -> tuple[float, str | 
     cites = out.get("citations") or []
     if out.get("abstained") or not cites:
         return dt, "abstained / no citation"
+    if answers is not None:
+        answers[question] = cited(out)
+    if isinstance(want, list):
+        if cited(out) != want:
+            return dt, f"cites {[(s[:3], p) for s, p in cited(out)]}, alone {[(s[:3], p) for s, p in want]}"
+        return dt, None
     prefix, position = want
     if not any(c["source"].startswith(prefix) and c["position"] == position for c in cites):
         return dt, f"cites {[(c['source'][:3], c['position']) for c in cites]}, wanted {want}"
     return dt, None
 
 
-def run_sessions(url: str, sessions: int, rounds: int) -> tuple[list[float], list[str], float]:
+def run_sessions(url: str, sessions: int, rounds: int, alone: dict) -> tuple[list[float], list[str], float]:
     from gradio_client import Client
 
     clients = [Client(url, verbose=False) for _ in range(sessions)]  # one session each
@@ -90,7 +108,7 @@ def run_sessions(url: str, sessions: int, rounds: int) -> tuple[list[float], lis
         start.wait()
         for r in range(rounds):
             q, prefix, pos = QUESTIONS[(i + r * 7) % len(QUESTIONS)]
-            dt, err = ask_one(clients[i], q, (prefix, pos))
+            dt, err = ask_one(clients[i], q, alone.get(q) or (prefix, pos))
             with lock:
                 lat.append(dt)
                 if err:
@@ -133,13 +151,13 @@ def main() -> int:
         # One session alone first (after a warm-up question), the same questions: the baseline.
         solo = Client(url, verbose=False)
         ask_one(solo, QUESTIONS[0][0], QUESTIONS[0][1:])
-        solo_lat, solo_err = [], []
+        solo_lat, solo_err, alone = [], [], {}
         for q, prefix, pos in QUESTIONS:
-            dt, err = ask_one(solo, q, (prefix, pos))
+            dt, err = ask_one(solo, q, (prefix, pos), alone)
             solo_lat.append(dt)
             if err:
-                solo_err.append(err)
-        lat, errors, wall = run_sessions(url, args.sessions, args.rounds)
+                solo_err.append(f"{q[:60]}: {err}")
+        lat, errors, wall = run_sessions(url, args.sessions, args.rounds, alone)
     finally:
         if proc is not None:
             stop_server(proc)
@@ -149,24 +167,28 @@ def main() -> int:
     n = args.sessions * args.rounds
     figures = {
         "sessions": args.sessions, "rounds": args.rounds, "requests": n, "embedder": args.embedder,
-        "answered_right": n - len(errors), "failures": errors[:20],
+        "answered_as_alone": n - len(errors), "failures": errors[:20],
         "solo": {"requests": len(solo_lat), "p50_ms": round(C.pct(solo_lat, 50) * 1000),
-                 "p95_ms": round(C.pct(solo_lat, 95) * 1000), "failures": solo_err},
+                 "p95_ms": round(C.pct(solo_lat, 95) * 1000), "cite_their_paper": len(solo_lat) - len(solo_err),
+                 "failures": solo_err},
         "concurrent": {"p50_ms": round(C.pct(lat, 50) * 1000), "p95_ms": round(C.pct(lat, 95) * 1000),
                        "max_ms": round(max(lat) * 1000), "wall_s": round(wall, 1),
                        "questions_per_s": round(n / wall, 2)},
     }
     figures["p50_ratio_concurrent_vs_solo"] = round(figures["concurrent"]["p50_ms"] / max(1, figures["solo"]["p50_ms"]), 1)
     print(f"one session alone:  {len(solo_lat)} questions, p50 {figures['solo']['p50_ms']} ms, "
-          f"p95 {figures['solo']['p95_ms']} ms, {len(solo_err)} wrong")
+          f"p95 {figures['solo']['p95_ms']} ms; {len(solo_lat) - len(solo_err)} cite their question's paper "
+          f"(tests/test_ask_seeds.py requires {SOLO_BAR:.0%})")
+    for e in solo_err:
+        print("  " + e)
     print(f"{args.sessions} sessions at once: {n} questions in {wall:.1f} s ({n / wall:.2f}/s), "
           f"p50 {figures['concurrent']['p50_ms']} ms, p95 {figures['concurrent']['p95_ms']} ms, "
           f"max {figures['concurrent']['max_ms']} ms ({figures['p50_ratio_concurrent_vs_solo']}x the solo p50)")
-    print(f"answered and citing their own question's paper: {n - len(errors)} of {n}")
+    print(f"answered under load with the papers one session alone got: {n - len(errors)} of {n}")
     for e in errors[:10]:
         print("  " + e)
     C.write_results("load_ui", figures, m, started)
-    return 1 if errors or solo_err else 0
+    return 1 if errors or len(solo_lat) - len(solo_err) < SOLO_BAR * len(solo_lat) else 0
 
 
 if __name__ == "__main__":

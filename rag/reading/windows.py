@@ -43,12 +43,15 @@ def windows(prefix: str, sentences: list[str], max_chars: int = 800, max_tokens:
             count_tokens: Callable[[list[str]], list[int]] | None = None) -> list[Window]:
     """The chunk texts of one abstract (title `prefix`, its `sentences`) and each one's sentence spans."""
     budget = max_tokens - 4  # room for the [CLS]/[SEP] tokens and the title
+    # The tokens of prefix + " ".join(window) are the prefix's and its sentences' tokens (the tokenizer splits
+    # words at spaces and punctuation first), so each text is counted once, in one call, not every window
+    # tried (each count below holds the two special tokens once).
+    tokens = {s: n - 2 for s, n in zip([prefix, *sentences], count_tokens([prefix, *sentences]))} if count_tokens else {}
 
     def fits(win: list[str]) -> bool:
-        text = prefix + " ".join(win)
-        if len(text) > max_chars:
+        if len(prefix) + sum(map(len, win)) + len(win) - 1 > max_chars:
             return False
-        return count_tokens is None or count_tokens([text])[0] <= budget
+        return count_tokens is None or 2 + tokens[prefix] + sum(tokens[s] for s in win) <= budget
 
     groups = [(0, len(sentences))] if fits(sentences) else _groups(sentences, fits)
     out, served = [], 0
