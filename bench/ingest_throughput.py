@@ -44,9 +44,11 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
@@ -150,7 +152,7 @@ def run_raw(embedder, texts) -> tuple[float, float]:
 
 
 def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, overlap: bool = True,
-                  two_pass: bool = False) -> dict:
+                  two_pass: bool = False, chroma_url: str | None = None) -> dict:
     """A fresh library under a fresh home (so an empty embedding cache), timed around ingest(), with
     timers around the library's own steps to show where the time goes. `overlap=False` writes each
     batch right after embedding it (as before issue 19); with it, the timed steps overlap in time."""
@@ -160,7 +162,9 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
 
     home = Path(tempfile.mkdtemp(prefix="home-", dir=workdir))
     os.environ["PAPERCHAT_HOME"] = str(home)
-    settings = Settings(home=home, library="bench")
+    # With a Chroma server, a library of its own per run (the server outlives the run).
+    settings = Settings(home=home, library=f"bench-{home.name.replace('_', '-')}" if chroma_url else "bench",
+                        chroma_url=chroma_url)
     # two passes: each sentence embedded on its own too, as before issue 34
     settings = settings.model_copy(update={"chunk": settings.chunk.model_copy(update={"one_pass": not two_pass})})
     t0 = time.perf_counter()
@@ -196,6 +200,27 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
     parts["embedding cache (hash, lookup, store)"] = parts.pop("_cache_total") - parts.get("embed (model)", 0.0)
     parts["loader, hashing, bookkeeping (rest; negative when steps overlap)"] = wall - sum(parts.values())
     return {"seconds": wall, "cpu": cpu, "open_seconds": t_open, "breakdown": parts, "home": home}
+
+
+def start_chroma(path: Path) -> tuple[subprocess.Popen, str]:
+    """`chroma run` on a free loopback port (its own process: its writes do not hold this one's GIL)."""
+    sys.path.insert(0, str(C.ROOT / "tests"))
+    from procs import free_port
+
+    port = free_port()
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).close()
+            return proc, url
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit("chroma run did not start in 60 s")
+            time.sleep(0.3)
 
 
 def start_endpoint(embedder_name: str = "minilm", extra: tuple[str, ...] = ()):
@@ -243,6 +268,8 @@ def main() -> int:
     ap.add_argument("--skip-before", action="store_true", help="skip raw_all and the two-pass ingest (issue 34's before)")
     ap.add_argument("--skip-endpoint", action="store_true", help="skip ingest through a loopback embedding server")
     ap.add_argument("--langchain-persist", action="store_true", help="also time LangChain into an on-disk Chroma")
+    ap.add_argument("--chroma-server", action="store_true",
+                    help="also ingest into a `chroma run` server on loopback (the writes in another process)")
     ap.add_argument("--name", default="ingest_throughput", help="results file name under bench/results/")
     args = ap.parse_args()
 
@@ -252,7 +279,7 @@ def main() -> int:
     from rag.settings import Settings
 
     work = Path(tempfile.mkdtemp(prefix="paperchat-bench-ingest-"))
-    server = None
+    server = chroma = None
     try:
         corpus_file = C.corpus_from_args(args, work)
         papers = C.load_papers(corpus_file)
@@ -303,7 +330,9 @@ def main() -> int:
                 ([] if args.skip_sequential else ["paperchat_sequential"]) + \
                 ([] if args.skip_endpoint else ["endpoint"]) + \
                 ([] if args.skip_langchain else ["langchain"]) + \
-                (["langchain_persist"] if args.langchain_persist and not args.skip_langchain else [])
+                (["langchain_persist"] if args.langchain_persist and not args.skip_langchain else []) + \
+                (["paperchat_server"] if args.chroma_server else [])
+        chroma = start_chroma(work / "chroma-server") if args.chroma_server else None
         if not args.skip_endpoint:
             from rag.embedders.endpoint import EndpointEmbeddings
 
@@ -323,9 +352,10 @@ def main() -> int:
                     s, cpu = run_raw(embedder, texts)
                 elif p == "raw_all":
                     s, cpu = run_raw(embedder, texts + sentences)
-                elif p in ("paperchat", "paperchat_two_pass", "paperchat_sequential", "endpoint"):
+                elif p in ("paperchat", "paperchat_two_pass", "paperchat_sequential", "endpoint", "paperchat_server"):
                     res = run_paperchat(corpus_file, work, served if p == "endpoint" else embedder, n_papers,
-                                        overlap=p != "paperchat_sequential", two_pass=p == "paperchat_two_pass")
+                                        overlap=p != "paperchat_sequential", two_pass=p == "paperchat_two_pass",
+                                        chroma_url=chroma[1] if p == "paperchat_server" else None)
                     if p == "paperchat":
                         pc_runs.append(res)
                     shutil.rmtree(res["home"], ignore_errors=True)
@@ -345,7 +375,7 @@ def main() -> int:
         print(f"{'path':<20}{'seconds':>10}{'abstracts/s':>14}{'chunks/s':>11}{'CPU s':>9}")
         labels = {"raw": "raw embedder", "raw_all": "… + each sentence", "paperchat": "paperchat ingest",
                   "paperchat_two_pass": "… two passes (before)", "paperchat_sequential": "… no overlap",
-                  "endpoint": "… via endpoint", "langchain": "langchain (memory)", "langchain_persist": "langchain (on disk)"}
+                  "endpoint": "… via endpoint", "paperchat_server": "… Chroma server", "langchain": "langchain (memory)", "langchain_persist": "langchain (on disk)"}
         for p in paths:
             print(f"{labels[p]:<20}{best[p]:>10.1f}{rate[p]:>14.1f}{len(chunks) / best[p]:>11.1f}{best_cpu[p]:>9.1f}")
         ratios = {"paperchat/raw": rate["paperchat"] / rate["raw"]}
@@ -355,6 +385,8 @@ def main() -> int:
                            "raw_all/raw": rate["raw_all"] / rate["raw"]})
         if "paperchat_sequential" in rate:
             ratios["paperchat_no_overlap/raw"] = rate["paperchat_sequential"] / rate["raw"]
+        if "paperchat_server" in rate:
+            ratios["paperchat_server/raw"] = rate["paperchat_server"] / rate["raw"]
         if "endpoint" in rate:
             ratios["endpoint/in_process"] = rate["endpoint"] / rate["paperchat"]
         if "langchain" in rate:
@@ -363,11 +395,11 @@ def main() -> int:
             ratios["paperchat/langchain_on_disk"] = rate["paperchat"] / rate["langchain_persist"]
         cpu_of = {"raw": "raw", "raw_all": "raw_all", "langchain": "langchain", "langchain_on_disk": "langchain_persist",
                   "in_process": "paperchat", "paperchat_two_pass": "paperchat_two_pass"}
-        num_of = {"raw_all": "raw_all", "paperchat": "paperchat", "paperchat_no_overlap": "paperchat_sequential", "endpoint": "endpoint",
+        num_of = {"raw_all": "raw_all", "paperchat": "paperchat", "paperchat_server": "paperchat_server", "paperchat_no_overlap": "paperchat_sequential", "endpoint": "endpoint",
                   "paperchat_two_pass": "paperchat_two_pass"}
         cpu_ratios = {k: best_cpu[cpu_of[k.split("/")[1]]] / best_cpu[num_of[k.split("/")[0]]] for k in ratios}
         goals = {"paperchat/raw": 0.95, "paperchat/paperchat_two_pass": None, "paperchat_two_pass/raw_all": None, "raw_all/raw": None,
-                 "paperchat_no_overlap/raw": None, "paperchat/langchain": 1.3,
+                 "paperchat_no_overlap/raw": None, "paperchat_server/raw": None, "paperchat/langchain": 1.3,
                  "paperchat/langchain_on_disk": 1.3, "endpoint/in_process": None}
         print()
         for k, v in ratios.items():
@@ -400,10 +432,11 @@ def main() -> int:
         }
         C.write_results(args.name, figures, m, started)
     finally:
-        if server is not None:
-            from procs import stop_group
+        from procs import stop_group
 
-            stop_group(server)
+        for proc in (server, chroma[0] if chroma else None):
+            if proc is not None:
+                stop_group(proc)
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
