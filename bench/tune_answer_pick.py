@@ -89,7 +89,7 @@ def main() -> int:
     shipped = sc.model
     per = []
     for q in load_questions(DATA, args.split):
-        hits = search(lib, q.q, s.ask.sources)
+        hits = search(lib, q.q, s.ask.sources, None, s.ask.dense_weight)
         roles = roles_of([h.paper for h in hits], lib.text_embedder)
         if args.folds:  # score_abstract reads the model through this name
             sc.model = (lambda m: lambda: m)(fold_of[q.q])

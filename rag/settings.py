@@ -72,6 +72,11 @@ class AskSettings(_Finite):
     # (bench/train_answer_scorer.py; rag.reading.grades says how).
     floor: float = 0.10
     answers_at: float = 0.95
+    # The dense side's weight when ask retrieves (search, cite and summarise keep retrieval.dense_weight, chosen
+    # on SciFact's claims). Chosen end to end on the mlqa train questions: 0.3 / 0.4 / 0.45 / 0.5 / 0.6 answered
+    # 0.881 / 0.881 / 0.868 / 0.862 / 0.855 with a marked sentence (a question's exact terms single out its
+    # paper more often than a claim's do; SciFact train nDCG@10 at 0.4 0.741 against 0.751). docs/quality.md.
+    dense_weight: float = Field(0.4, ge=0.0, le=1.0)
 
 
 class EmbeddingsSettings(_Finite):

@@ -94,11 +94,15 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
     return {k: ((v - lo) / span if span > 0 else 1.0) for k, v in scores.items()}
 
 
-def search(library: Library, query: str, k: int = 10, filters: Filters | None = None) -> list[Hit]:
-    """The k best papers for the query, one hit each, best first."""
+def search(library: Library, query: str, k: int = 10, filters: Filters | None = None,
+           dense_weight: float | None = None) -> list[Hit]:
+    """The k best papers for the query, one hit each, best first. `dense_weight`: the dense side's weight in the
+    fusion for this search (default: the library's retrieval setting; ask passes its own, settings.ask)."""
     check_k(k)
     filters = filters or Filters()
     rs = library.settings.retrieval
+    if dense_weight is not None and dense_weight != rs.dense_weight:
+        rs = rs.model_copy(update={"dense_weight": dense_weight})
     library.refresh()  # once: the calls below keep this view (one generation for the whole search)
     catalogue, lexical_index = library.catalogue, library.lexical  # an ingest may swap them meanwhile
     if not query.strip() or not catalogue:

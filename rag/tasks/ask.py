@@ -152,14 +152,14 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     # Extractive: retrieval used the carried-over topic, the sentences are picked for what the question asks;
     # LLM: the rewritten question stands alone.
     asked = query if use_llm else question
-    hits = search(library, query, settings.ask.sources, filters)
+    hits = search(library, query, settings.ask.sources, filters, settings.ask.dense_weight)
     if not hits and len(library) == 0:
         return Answer(**base, abstained=True, coverage="not_answered",
                       answer="The library is empty: add abstract lists first (paperchat ingest seeds/).")
     found = _Answerable(asked, hits, library, settings) if covers(hits, settings) else None
     if not found:
         if filters:
-            wide = search(library, query, settings.ask.sources, None)
+            wide = search(library, query, settings.ask.sources, None, settings.ask.dense_weight)
             wide_found = _Answerable(asked, wide, library, settings) if covers(wide, settings) else None
             if wide_found:
                 return _outside_filter(question, filters, wide_found, base, lead)
