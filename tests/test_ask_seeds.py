@@ -142,3 +142,23 @@ def test_every_quoted_sentence_clears_the_floor_and_is_graded(seeds_library):
         for c in ans.citations:
             assert c.grade in ("answers", "related") and c.grade_score >= s.ask.floor, (q, c.evidence)
             assert c.quoted and c.role in ("background", "objective", "method", "result", "other")
+
+
+def test_ask_retrieves_with_its_own_fusion_weight(seeds_library, monkeypatch):
+    """ask weighs the words a question shares with a paper more than search does (settings.ask.dense_weight,
+    chosen on mlqa's questions; search keeps retrieval.dense_weight, chosen on SciFact's claims)."""
+    import rag.tasks.ask as A
+    from rag.library.retrieval import search
+
+    q = "Which formal languages can recurrent networks actually recognise?"
+    by_words = search(seeds_library, q, 5, dense_weight=0.0)
+    by_meaning = search(seeds_library, q, 5, dense_weight=1.0)
+    assert [h.lexical for h in by_words] == sorted((h.lexical for h in by_words), reverse=True)
+    assert [h.dense for h in by_meaning] == sorted((h.dense for h in by_meaning), reverse=True)
+    s = seeds_library.settings
+    assert s.ask.dense_weight < s.retrieval.dense_weight
+    weights = []
+    monkeypatch.setattr(A, "search", lambda *a, **k: weights.append(a[4] if len(a) > 4 else k.get("dense_weight"))
+                        or search(*a, **k))
+    ans = ask(q, seeds_library, settings=s)
+    assert weights and set(weights) == {s.ask.dense_weight} and ans.citations

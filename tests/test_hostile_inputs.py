@@ -366,6 +366,7 @@ def test_bad_settings_are_one_clear_line(cli_home, tmp_path, monkeypatch, capsys
     ("PAPERCHAT_RETRIEVAL__DENSE_WEIGHT", "nan", "bad setting PAPERCHAT_RETRIEVAL__DENSE_WEIGHT: Input should be a finite number"),
     ("PAPERCHAT_RETRIEVAL__DENSE_WEIGHT", "1.5", "PAPERCHAT_RETRIEVAL__DENSE_WEIGHT: Input should be less than or equal to 1"),
     ("PAPERCHAT_ASK__ABSTAIN_BELOW", "inf", "bad setting PAPERCHAT_ASK__ABSTAIN_BELOW: Input should be a finite number"),
+    ("PAPERCHAT_ASK__DENSE_WEIGHT", "-0.1", "bad setting PAPERCHAT_ASK__DENSE_WEIGHT: Input should be greater than or equal to 0"),
 ])
 def test_settings_that_would_misbehave_are_refused_in_one_line(cli_home, tmp_path, monkeypatch, capsys, var, value, said):
     """Issue 28 item 14: an empty home wrote chroma/ into the current folder; rrf_k=-1 divided by zero; nan
