@@ -302,3 +302,30 @@ def pooled_vectors(abstracts: list[tuple[str, list[str]]], cache: Path, name: st
         np.save(path, flat)
         print(f"read {len(abstracts)} abstracts in one pass per chunk in {time.time() - t:.0f} s", file=sys.stderr)
     return dict(zip([s for _, ss in abstracts for s in ss], flat))
+
+
+def start_chroma_server(path: Path):
+    """`chroma run` storing in `path` on a free loopback port, once it answers its heartbeat: (process, url).
+    Stopped again (and SystemExit raised) when it does not answer within 60 s."""
+    import shutil
+    import subprocess
+    import urllib.request
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from procs import free_port, stop_group
+
+    port = free_port()
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).close()
+            return proc, url
+        except OSError:
+            if time.monotonic() > deadline:
+                stop_group(proc)
+                raise SystemExit("chroma run did not start in 60 s") from None
+            time.sleep(0.3)

@@ -20,14 +20,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 sys.path.insert(0, str(C.ROOT / "tests"))
-from procs import free_port, stop_group  # noqa: E402
+from procs import stop_group  # noqa: E402
 
 
 def rss_mb(pid: int) -> float | None:
@@ -93,22 +92,8 @@ def main() -> int:
     runs = {}
     try:
         runs["embedded"] = ingest(corpus, work / "home-embedded", None, None)
-        port = free_port()
-        chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-        server = subprocess.Popen([chroma, "run", "--path", str(work / "server"), "--host", "127.0.0.1", "--port",
-                                   str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
-        url = f"http://127.0.0.1:{port}"
+        server, url = C.start_chroma_server(work / "server")
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise SystemExit("chroma run did not start in 60 s")
-                    time.sleep(0.3)
             runs["server"] = ingest(corpus, work / "home-client", url, server.pid)
         finally:
             stop_group(server)

@@ -44,11 +44,9 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
@@ -202,27 +200,6 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
     return {"seconds": wall, "cpu": cpu, "open_seconds": t_open, "breakdown": parts, "home": home}
 
 
-def start_chroma(path: Path) -> tuple[subprocess.Popen, str]:
-    """`chroma run` on a free loopback port (its own process: its writes do not hold this one's GIL)."""
-    sys.path.insert(0, str(C.ROOT / "tests"))
-    from procs import free_port
-
-    port = free_port()
-    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).close()
-            return proc, url
-        except OSError:
-            if time.monotonic() > deadline:
-                raise SystemExit("chroma run did not start in 60 s")
-            time.sleep(0.3)
-
-
 def start_endpoint(embedder_name: str = "minilm", extra: tuple[str, ...] = ()):
     """bench/embedding_server.py in its own process: the same int8 MiniLM behind /v1/embeddings
     (`extra`: more of its options, e.g. ("--cpus", "0", "--threads", "1"))."""
@@ -332,7 +309,7 @@ def main() -> int:
                 ([] if args.skip_langchain else ["langchain"]) + \
                 (["langchain_persist"] if args.langchain_persist and not args.skip_langchain else []) + \
                 (["paperchat_server"] if args.chroma_server else [])
-        chroma = start_chroma(work / "chroma-server") if args.chroma_server else None
+        chroma = C.start_chroma_server(work / "chroma-server") if args.chroma_server else None
         if not args.skip_endpoint:
             from rag.embedders.endpoint import EndpointEmbeddings
 
