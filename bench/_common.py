@@ -289,7 +289,9 @@ def pooled_vectors(abstracts: list[tuple[str, list[str]]], cache: Path, name: st
 
     abstracts = list(dict.fromkeys((p, tuple(ss)) for p, ss in abstracts if ss))
     key = hashlib.sha1("\x1d".join(p + "\x1e" + "\x1e".join(ss) for p, ss in abstracts).encode()).hexdigest()[:12]
-    path = cache / f"{name}-pooled-{key}.npy"
+    from rag.embedders.readout import readout_id
+
+    path = cache / f"{name}-pooled-{readout_id()}-{key}.npy"  # vectors of another read-out are other vectors
     if path.exists():
         flat = np.load(path)
     else:

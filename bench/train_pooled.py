@@ -1,13 +1,16 @@
-"""Regenerate every weights file trained on one-pass (pooled) sentence vectors, from scratch, in order.
+"""Train weights on one-pass (pooled, read-out) sentence vectors, from scratch, in order; or measure the shipped ones.
 
     .venv/bin/python bench/train_pooled.py                      # all three, mlqa library under PAPERCHAT_HOME
     .venv/bin/python bench/train_pooled.py --home /tmp/h34      # another home for the one-pass mlqa library
     .venv/bin/python bench/train_pooled.py --skip-area          # roles and answer scorer only (no library)
-    .venv/bin/python bench/train_pooled.py --measure            # no training: both shipped role weights on CSAbstruct test
+    .venv/bin/python bench/train_pooled.py --measure            # no training: the shipped role weights on both kinds of vector, CSAbstruct test
 
-A one-pass library (PAPERCHAT_CHUNK__ONE_PASS) reads each abstract sentence's vector pooled inside its
-chunk's forward pass; its learned models use weights trained on those vectors (rag.reading.vector_kind), beside
-the two-pass ones, which this script never touches:
+Since the sentence read-out (rag.embedders.readout, bench/train_sentence_readout.py), no such file ships: a
+one-pass library's pooled vectors are read out to stand in for sentences embedded alone, and the two-pass
+weights serve both kinds (docs/quality.md, "One pass per chunk"). `--measure` compares them on CSAbstruct.
+Training still works, to compare again: the files it writes are read by one-pass libraries from then on
+(rag.reading.vector_kind.weights_for), so keep them only where they measure better. It never touches the
+two-pass weights. It writes:
 
 1. rag/reading/roles.pooled.npz          bench/train_roles.py --vectors pooled (CSAbstruct)
 2. rag/reading/answer_scorer.pooled.npz  bench/train_answer_scorer.py --vectors pooled (its roles from 1.)
@@ -71,7 +74,7 @@ def one_pass_mlqa(home: Path, convert: bool) -> tuple[Path, str]:
 
 
 def measure() -> None:
-    """CSAbstruct test accuracy of the shipped role weights of each kind, each on its own kind of vector, side by
+    """CSAbstruct test accuracy of the shipped role weights for each kind of vector, each on its own kind, side by
     side in one run (no training; the vectors come from bench/train_roles.py's cache)."""
     sys.path.insert(0, str(ROOT / "bench"))
     import train_roles as tr

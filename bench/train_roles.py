@@ -1,15 +1,16 @@
 """Train the sentence-role classifier (rag/reading/roles.py) on CSAbstruct and report its test accuracy.
 
-    .venv/bin/python bench/train_roles.py                       # tune on dev, report test, write rag/reading/roles.pooled.npz
-    .venv/bin/python bench/train_roles.py --vectors standalone  # the same for rag/reading/roles.npz (two-pass libraries)
+    .venv/bin/python bench/train_roles.py                       # tune on dev, report test, write rag/reading/roles.npz
+    .venv/bin/python bench/train_roles.py --vectors pooled      # the same on one-pass vectors: roles.pooled.npz (not shipped)
     .venv/bin/python bench/train_roles.py --no-save             # only report
     .venv/bin/python bench/train_roles.py --json
 
 Data: ../shared/data/csabstruct/{train,dev,test}.jsonl (2,189 computer-science abstracts, every sentence
 labelled background / objective / method / result / other). Sentence vectors are the offline MiniLM's
-(`--vectors pooled`, the default: each abstract run through the chunk pass, each sentence's tokens pooled),
-cached under /tmp/paperchat-roles (PAPERCHAT_ROLES_CACHE) so reruns take seconds. Each kind of vector has
-its own weights file (rag.reading.vector_kind): a library uses the one its stored sentence vectors match.
+(each sentence alone, the default; `--vectors pooled`: each abstract run through the chunk pass, each
+sentence's tokens pooled and read out, rag.embedders.readout), cached under /tmp/paperchat-roles
+(PAPERCHAT_ROLES_CACHE) so reruns take seconds. roles.npz serves both kinds of library since the read-out; a
+roles.pooled.npz, if written, would serve one-pass libraries (rag.reading.vector_kind).
 
 The model is fitted on train; choices are made on dev (the two passes' C, the weight of the transitions
 in the Viterbi pass); test is read once, for the chosen setting. Needs scikit-learn (dev extra); the
@@ -54,6 +55,10 @@ def vectors(split: str, rows: list[dict], kind: str = "pooled") -> list[np.ndarr
     in one pass per chunk (no title; rag.reading.windows, as ingest does), `standalone` each sentence alone."""
     sents = [s for r in rows for s in r["sentences"]]
     key = hashlib.sha1("\x1e".join(sents).encode()).hexdigest()[:12]
+    if kind != "standalone":  # pooled vectors are read out by the shipped read-out: another read-out, other vectors
+        from rag.embedders.readout import readout_id
+
+        key = f"{key}-{readout_id()}"
     path = CACHE / (f"csabstruct-{split}-{key}.npy" if kind == "standalone" else f"csabstruct-{split}-{key}-{kind}.npy")
     if path.exists():
         flat = np.load(path)
@@ -161,8 +166,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--vectors", choices=("pooled", "standalone"), default="pooled",
-                    help="sentence vectors pooled inside their chunk's pass (what ingest stores) or each sentence alone")
+    ap.add_argument("--vectors", choices=("pooled", "standalone"), default="standalone",
+                    help="each sentence alone (the shipped weights) or pooled inside its chunk's pass and read out")
     args = ap.parse_args()
     if not (DATA / "train.jsonl").exists():
         print(f"skipped: CSAbstruct not found at {DATA}", file=sys.stderr)

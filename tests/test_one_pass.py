@@ -67,6 +67,24 @@ def test_the_chunk_pass_gives_the_chunks_own_vectors_and_each_sentence_its_own(m
     assert np.diag(cos).min() > 0.55 and np.diag(cos).mean() > cos[~np.eye(len(sents), dtype=bool)].mean() + 0.15
 
 
+def test_the_read_out_makes_each_sentence_vector_stand_in_for_the_sentence_alone(minilm):
+    # the raw mean of a sentence's tokens in its chunk takes the abstract's topic; read out, each sentence's
+    # vector is nearer its own stand-alone vector, and nearest it among the abstract's sentences
+    from rag.reading.sentences import split_sentences
+    from rag.reading.windows import windows
+
+    sents = split_sentences(MHC)
+    (w,) = windows("Manifold-Constrained Hyper-Connections. ", sents, 2000, 256, minilm.count_tokens)
+    spans = [[(a, b) for _, a, b in w.spans]]
+    _, (raw,) = minilm.embed_chunks([w.text], spans, readout=False)
+    vecs, (read,) = minilm.embed_chunks([w.text], spans)
+    assert np.array_equal(vecs, minilm.embed_array([w.text]))  # the chunk's own vector is untouched
+    alone = minilm.embed_array(sents)
+    before, after = np.diag(raw @ alone.T), np.diag(read @ alone.T)
+    assert after.mean() > before.mean() + 0.05 and after.mean() > 0.8, (before.mean(), after.mean())
+    assert list((read @ alone.T).argmax(axis=1)) == list(range(len(sents)))
+
+
 def test_windows_serve_each_sentence_once_from_the_first_window_holding_it():
     from rag.reading.windows import windows
 

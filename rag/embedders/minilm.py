@@ -10,6 +10,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.embedders import device as dev
 from rag.embedders.identity import EmbedderIdentity
+from rag.embedders.readout import read_out
 
 MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256
@@ -132,10 +133,11 @@ class MiniLMEmbeddings(Embeddings):
         """Token counts without truncation (what the chunker needs to stay in the window)."""
         return self._count(texts)
 
-    def _run(self, encs, spans=None) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
+    def _run(self, encs, spans=None, readout: bool = True) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
         """Unit vectors for one batch of tokenised texts, padded here to the batch's longest. With `spans`
         (per text, character spans in it), also each span's unit vector: the mean of the token states of
-        the tokens inside it, from the same pass (a sentence read in its chunk's context)."""
+        the tokens inside it, from the same pass (a sentence read in its chunk's context), read out to stand in
+        for the span embedded alone unless `readout` is False (what bench/train_sentence_readout.py fits on)."""
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros((len(encs), width), dtype=np.int64)
@@ -151,7 +153,12 @@ class MiniLMEmbeddings(Embeddings):
         vecs = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         if spans is None:
             return vecs
-        return vecs, [_span_vectors(hidden[r], e, sp) for r, (e, sp) in enumerate(zip(encs, spans))]
+        per = [_span_vectors(hidden[r], e, sp) for r, (e, sp) in enumerate(zip(encs, spans))]
+        if readout and per:  # each sentence's tokens' mean, read out to stand in for it alone (rag.embedders.readout)
+            sizes = np.cumsum([len(v) for v in per])[:-1]
+            chunk_of = np.repeat(np.arange(len(per)), [len(v) for v in per])
+            per = np.split(read_out(np.vstack(per), vecs[chunk_of]), sizes)  # the batch's spans in one product
+        return vecs, per
 
     def _batches(self, encs) -> list[list[int]]:
         """Text indices in batches by token count (see embed_array)."""
@@ -171,7 +178,8 @@ class MiniLMEmbeddings(Embeddings):
             out[idx] = self._run([encs[i] for i in idx])
         return out
 
-    def embed_chunks(self, texts: list[str], spans: list[list[tuple[int, int]]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    def embed_chunks(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     readout: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
         """One forward pass per text for its vector and its spans' vectors (per text, one row per span, in
         order; NaN where a span has no token inside the window). The texts' vectors are embed_array's,
         bit for bit: the same tokens in the same batches."""
@@ -182,7 +190,7 @@ class MiniLMEmbeddings(Embeddings):
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         per_text: list[np.ndarray] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
         for idx in self._batches(encs):
-            out[idx], got = self._run([encs[i] for i in idx], [spans[i] for i in idx])
+            out[idx], got = self._run([encs[i] for i in idx], [spans[i] for i in idx], readout)
             for i, v in zip(idx, got):
                 per_text[i] = v
         return out, per_text

@@ -2,7 +2,8 @@
 
 Two kinds of vector live in it under keys of their own, so they never mix: a text embedded on its own
 (chunks, questions, topics), and an abstract sentence read inside its chunk (`POOLED`: the mean of its
-tokens' states in the chunk's forward pass, rag.embedders.minilm.MiniLMEmbeddings.embed_chunks). Ingest
+tokens' states in the chunk's forward pass, read out to stand in for the sentence alone,
+rag.embedders.minilm.MiniLMEmbeddings.embed_chunks and rag.embedders.readout). Ingest
 stores both from one pass per chunk; tasks read abstract sentences as the pooled kind (CachedEmbedder).
 """
 
@@ -78,10 +79,13 @@ POOLED = "pooled"  # the cache key kind of a sentence's vector pooled inside its
 
 
 def pooled_kind(chunking: str = "") -> str:
-    """The key kind of pooled vectors from chunks cut under `chunking` (rag.library.ingest.chunking_of): a
-    sentence read in other windows is another vector. Keyed by the sentence's text: a sentence that two
-    abstracts share verbatim keeps the vector of the one read last."""
-    return f"{POOLED} {chunking}".strip()
+    """The key kind of pooled vectors from chunks cut under `chunking` (rag.library.ingest.chunking_of) and read
+    out by the shipped read-out (rag.embedders.readout): a sentence read in other windows, or by another
+    read-out, is another vector (one stored before the read-out is read again, lazily, by `prime`). Keyed by
+    the sentence's text: a sentence that two abstracts share verbatim keeps the vector of the one read last."""
+    from rag.embedders.readout import readout_id
+
+    return f"{POOLED} {readout_id()} {chunking}".strip()
 
 
 def one_pass(embedder, cache: EmbeddingCache | None, enabled: bool = True) -> bool:

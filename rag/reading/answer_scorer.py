@@ -199,8 +199,9 @@ def _pooled_model() -> AnswerScorer:
 
 
 def model_for(kind: str) -> AnswerScorer:
-    """The shipped scorer for sentence vectors of `kind` (rag.reading.vector_kind): answer_scorer.pooled.npz
-    for a one-pass library's pooled ones."""
+    """The shipped scorer for sentence vectors of `kind` (rag.reading.vector_kind): answer_scorer.npz for both
+    kinds while no answer_scorer.pooled.npz ships (a one-pass library's vectors are read out to stand in for
+    sentences embedded alone)."""
     return _pooled_model() if kind == POOLED else model()
 
 

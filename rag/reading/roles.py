@@ -8,8 +8,9 @@ its hashed words (rhetorical cues like "we propose"). Second pass: another over 
 two neighbours' first-pass probabilities on each side (abstracts run background -> objective -> method ->
 result, so a sentence's neighbours say much about it). An optional Viterbi pass over role transitions
 is kept for retraining (the dev set turned it off). Inference is numpy only; the weights ship in
-`rag/reading/roles.npz` (no download), for sentences embedded alone; `roles.pooled.npz` for sentences
-pooled in their chunk's pass (one-pass libraries; rag.reading.vector_kind picks by the embedder).
+`rag/reading/roles.npz` (no download), for sentences embedded alone and for one-pass libraries' sentences,
+whose pooled vectors are read out to stand in for them (rag.embedders.readout; a `roles.pooled.npz`, were
+one shipped, would serve the latter: rag.reading.vector_kind).
 
     classify(sentences, embedder) -> list[Role]          one abstract
     classify_many(list_of_sentence_lists, embedder)      many, one embedding call

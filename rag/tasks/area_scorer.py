@@ -111,8 +111,8 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
 
 @lru_cache(maxsize=2)
 def model(kind: str = STANDALONE) -> dict[str, np.ndarray]:
-    """The shipped weights for sentence vectors of `kind` (rag.reading.vector_kind): area_scorer.pooled.npz
-    for a one-pass library, whose sentence cosines are read from pooled vectors."""
+    """The shipped weights for sentence vectors of `kind` (rag.reading.vector_kind): area_scorer.npz for both
+    kinds while no area_scorer.pooled.npz ships (one-pass vectors are read out to stand in for stand-alone ones)."""
     with np.load(weights_for(WEIGHTS, kind)) as z:
         return {k: z[k] for k in z.files}
 
