@@ -409,6 +409,7 @@ def main() -> int:
         }
         C.write_results(args.name, figures, m, started)
     finally:
+        sys.path.insert(0, str(C.ROOT / "tests"))  # tests/procs.py: process-group helpers (also when no server ran)
         from procs import stop_group
 
         for proc in (server, chroma[0] if chroma else None):
