@@ -5,7 +5,9 @@ for the sentence embedded alone.
     .venv/bin/python bench/train_sentence_readout.py --no-save  # figures only
 
 Data: 6,000 paperlists abstracts (every 13th line from the 4th, none of the mlqa library's papers, so no
-eval question's abstract is trained on), cut into chunks as ingest cuts them (rag.reading.windows). For each
+eval question's abstract is trained on), cut into sentence windows (rag.reading.windows) of at most 800
+characters and 256 tokens -- longer than ingest's default chunk (PAPERCHAT_CHUNK__MAX_CHARS, 500): the shipped
+read-out was fitted on these, and refitting on 500-character windows is not measured yet. For each
 sentence: the mean of its tokens' states in its chunk's pass and the chunk's vector (one pass,
 `embed_chunks(readout=False)`), and the sentence embedded alone (`embed_array`). A ridge regression from
 [mean, chunk vector, 1] to the stand-alone vector, its penalty chosen on the last 1,000 abstracts (held out)
@@ -90,10 +92,10 @@ def main() -> None:
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args()
     m, started = print_header("sentence read-out: one-pass sentence vectors against the sentence alone"), time.time()
-    from rag.embedders.readout import WEIGHTS
+    from rag.embedders.readout import WEIGHTS, features
 
     v = vectors()
-    x = np.hstack([v["P"], v["C"], np.ones((len(v["P"]), 1), dtype=np.float32)]).astype(np.float64)
+    x = features(v["P"], v["C"]).astype(np.float64)  # the read-out's own input: [span mean, chunk vector, 1]
     y = v["SV"].astype(np.float64)
     train, test = v["A"] < N - HELD_OUT, v["A"] >= N - HELD_OUT
     raw = cosines(v["P"][test], v["SV"][test])
