@@ -1,14 +1,13 @@
 """Fit the sentence read-out (rag/embedders/sentence_readout.npz): a one-pass sentence vector made to stand in
 for the sentence embedded alone.
 
-    .venv/bin/python bench/train_sentence_readout.py            # ~25 min on 2 cores (6,000 abstracts, both ways)
-    .venv/bin/python bench/train_sentence_readout.py --no-save  # figures only
+    .venv/bin/python bench/train_sentence_readout.py                  # ~25 min on 2 cores (6,000 abstracts, both ways)
+    .venv/bin/python bench/train_sentence_readout.py --no-save        # figures only
+    .venv/bin/python bench/train_sentence_readout.py --max-chars 800  # windows longer than ingest's
 
 Data: 6,000 paperlists abstracts (every 13th line from the 4th, none of the mlqa library's papers, so no
-eval question's abstract is trained on), cut into sentence windows (rag.reading.windows) of at most 800
-characters and 256 tokens -- longer than ingest's default chunk (PAPERCHAT_CHUNK__MAX_CHARS, 500): the shipped
-read-out was fitted on these, and refitting on 500-character windows is not measured yet. For each
-sentence: the mean of its tokens' states in its chunk's pass and the chunk's vector (one pass,
+eval question's abstract is trained on), cut into sentence windows (rag.reading.windows) as ingest cuts them
+(ChunkSettings: 500 characters, 256 tokens; --max-chars to change). For each sentence: the mean of its tokens' states in its chunk's pass and the chunk's vector (one pass,
 `embed_chunks(readout=False)`), and the sentence embedded alone (`embed_array`). A ridge regression from
 [mean, chunk vector, 1] to the stand-alone vector, its penalty chosen on the last 1,000 abstracts (held out)
 and then fitted on all; printed: the held-out cosine to the stand-alone vector, raw mean against read-out.
@@ -53,9 +52,10 @@ def abstracts() -> list:
     return out
 
 
-def vectors() -> dict[str, np.ndarray]:
+def vectors(max_chars: int, max_tokens: int) -> dict[str, np.ndarray]:
     """P: raw span means, C: their chunk's vector, SV: the sentence alone, A: the abstract's index."""
-    path = CACHE / f"readout-{N}-{EVERY}-{FROM}.npz"
+    size = "" if (max_chars, max_tokens) == (800, 256) else f"-{max_chars}-{max_tokens}"  # 800: the first fit's cache
+    path = CACHE / f"readout-{N}-{EVERY}-{FROM}{size}.npz"
     if path.exists():
         with np.load(path) as z:
             return {k: z[k] for k in z.files}
@@ -66,7 +66,7 @@ def vectors() -> dict[str, np.ndarray]:
     emb, t = MiniLMEmbeddings(), time.time()
     P, C, S, A = [], [], [], []
     for a, p in enumerate(abstracts()):
-        ws = windows(chunk_prefix(p), paper_sentences(p), 800, 256, emb.count_tokens)
+        ws = windows(chunk_prefix(p), paper_sentences(p), max_chars, max_tokens, emb.count_tokens)
         cv, per = emb.embed_chunks([w.text for w in ws], [[(x, y) for _, x, y in w.spans] for w in ws], readout=False)
         for k, w in enumerate(ws):
             for r, (s, _, _) in enumerate(w.spans):
@@ -89,12 +89,17 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from rag.settings import ChunkSettings
+
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--max-chars", type=int, default=ChunkSettings().max_chars, help="window size (ingest's default)")
+    ap.add_argument("--max-tokens", type=int, default=ChunkSettings().max_tokens)
     args = ap.parse_args()
     m, started = print_header("sentence read-out: one-pass sentence vectors against the sentence alone"), time.time()
-    from rag.embedders.readout import WEIGHTS, features
+    from rag.embedders.readout import WEIGHTS, features, read_out
 
-    v = vectors()
+    v = vectors(args.max_chars, args.max_tokens)
+    print(f"windows of at most {args.max_chars} characters, {args.max_tokens} tokens")
     x = features(v["P"], v["C"]).astype(np.float64)  # the read-out's own input: [span mean, chunk vector, 1]
     y = v["SV"].astype(np.float64)
     train, test = v["A"] < N - HELD_OUT, v["A"] >= N - HELD_OUT
@@ -102,6 +107,8 @@ def main() -> None:
     print(f"held out: {int(test.sum())} sentences of {HELD_OUT} abstracts; fitted on {int(train.sum())}")
     print(f"{'vector':<34} {'mean cos to alone':>17} {'10th pct':>9}")
     print(f"{'mean of its tokens in the chunk':<34} {raw.mean():>17.4f} {np.percentile(raw, 10):>9.4f}")
+    shipped = cosines(read_out(v["P"][test], v["C"][test]), v["SV"][test])  # the read-out in the package now
+    print(f"{'read-out shipped now':<34} {shipped.mean():>17.4f} {np.percentile(shipped, 10):>9.4f}")
     best = None
     for lam in PENALTIES:
         c = cosines(x[test] @ fit(x[train], y[train], lam), v["SV"][test])
@@ -112,7 +119,8 @@ def main() -> None:
     c16 = cosines(x[test] @ w.astype(np.float32), v["SV"][test])  # in sample now: the float16 rounding's effect only
     print(f"chosen ridge {best[0]:g}; refitted on all {len(x)} sentences, stored as float16 (in-sample mean {c16.mean():.4f})")
     figures = {"sentences": int(len(x)), "held_out_sentences": int(test.sum()), "raw_mean_cos": float(raw.mean()),
-               "raw_p10": float(np.percentile(raw, 10)), "readout_mean_cos": best[1], "readout_p10": best[2],
+               "raw_p10": float(np.percentile(raw, 10)), "shipped_mean_cos": float(shipped.mean()),
+               "max_chars": args.max_chars, "max_tokens": args.max_tokens, "readout_mean_cos": best[1], "readout_p10": best[2],
                "penalty": best[0]}
     if not args.no_save:
         np.savez_compressed(WEIGHTS, w=w)

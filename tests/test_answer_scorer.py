@@ -22,7 +22,7 @@ SNN_BACKGROUND = "are a promising paradigm for energy-efficient computation"
 def test_the_shipped_weights_load_offline_and_are_small(monkeypatch):
     # No network: loading reads the file beside the module, nothing else.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    answer_scorer.model.cache_clear()
+    answer_scorer._load.cache_clear()
     m = answer_scorer.model()
     assert answer_scorer.WEIGHTS.stat().st_size < 64_000
     assert m.coef.shape == (len(answer_scorer.NAMES),) and m.domain.shape == (384 + 2,)

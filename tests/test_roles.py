@@ -119,9 +119,7 @@ def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_pa
     bias = np.where(np.array(ROLES) == "result", 50.0, 0.0).astype(np.float32)
     RoleModel(old.coef1, old.intercept1, old.coef2, old.intercept2 + bias, old.start, old.trans, old.prior,
               old.trans_weight).save(retrained)
-    monkeypatch.setattr(rag.reading.roles, "WEIGHTS", retrained)
-    model.cache_clear()
-    model_id.cache_clear()
+    monkeypatch.setattr(rag.reading.roles, "WEIGHTS", retrained)  # a new file: loaded and hashed afresh
     try:
         assert model_id() != first.roles_model
         calls = []
@@ -136,8 +134,8 @@ def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_pa
         assert p.roles == "RRRR" and p.roles_model == model_id()
         assert sum(calls) == 0, "the chunks and sentences were embedded again"
     finally:
-        model.cache_clear()
-        model_id.cache_clear()
+        rag.reading.roles._load.cache_clear()
+        rag.reading.roles._file_id.cache_clear()
 
 
 def test_a_service_serving_minilm_gives_the_same_roles_and_another_model_none():

@@ -24,7 +24,7 @@ import numpy as np
 from rag.reading.grades import content_stems, relevance
 from rag.reading.questions import kind
 from rag.reading.roles import ROLES, _is_minilm
-from rag.reading.vector_kind import POOLED, STANDALONE, vector_kind, weights_for
+from rag.reading.vector_kind import STANDALONE, vector_kind, weights_for
 from rag.reading.standalone import standing
 from rag.reading.voice import defines, own_voice
 
@@ -187,22 +187,21 @@ class AnswerScorer:
         return 1.0 / (1.0 + np.exp(-(z @ self.coef + self.intercept)))
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=2)
+def _load(path: Path) -> AnswerScorer:
+    return AnswerScorer.load(path)
+
+
 def model() -> AnswerScorer:
     """The shipped scorer for sentences embedded alone, read once per process (a few kilobytes)."""
-    return AnswerScorer.load(WEIGHTS)
-
-
-@lru_cache(maxsize=1)
-def _pooled_model() -> AnswerScorer:
-    return AnswerScorer.load(weights_for(WEIGHTS, POOLED))
+    return _load(WEIGHTS)
 
 
 def model_for(kind: str) -> AnswerScorer:
     """The shipped scorer for sentence vectors of `kind` (rag.reading.vector_kind): answer_scorer.npz for both
     kinds while no answer_scorer.pooled.npz ships (a one-pass library's vectors are read out to stand in for
-    sentences embedded alone)."""
-    return _pooled_model() if kind == POOLED else model()
+    sentences embedded alone), loaded once for both (cached by the file)."""
+    return _load(weights_for(WEIGHTS, kind))
 
 
 def score_abstract(question: str, sentences: list[str], vectors: np.ndarray, question_vector: np.ndarray,

@@ -170,16 +170,25 @@ class RoleModel:
 
 
 @lru_cache(maxsize=2)
-def model(kind: str = STANDALONE) -> RoleModel:
-    """The shipped classifier for sentence vectors of `kind` (rag.reading.vector_kind)."""
-    return RoleModel.load(weights_for(WEIGHTS, kind))
+def _load(path: Path) -> RoleModel:
+    return RoleModel.load(path)
 
 
 @lru_cache(maxsize=2)
+def _file_id(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def model(kind: str = STANDALONE) -> RoleModel:
+    """The shipped classifier for sentence vectors of `kind` (rag.reading.vector_kind), loaded once per file."""
+    return _load(weights_for(WEIGHTS, kind))
+
+
 def model_id(kind: str = STANDALONE) -> str:
     """The shipped classifier's identity for vectors of `kind`: the first 12 hex digits of its weights file's
-    SHA-256 (two files, two identities: roles from one kind are not trusted in a library of the other)."""
-    return hashlib.sha256(weights_for(WEIGHTS, kind).read_bytes()).hexdigest()[:12]
+    SHA-256 (two files, two identities: roles from one kind are not trusted in a library of the other; one
+    file, as now, one identity)."""
+    return _file_id(weights_for(WEIGHTS, kind))
 
 
 def roles_current(meta: dict, kind: str = STANDALONE) -> bool:

@@ -110,11 +110,16 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
 
 
 @lru_cache(maxsize=2)
+def _load(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
 def model(kind: str = STANDALONE) -> dict[str, np.ndarray]:
     """The shipped weights for sentence vectors of `kind` (rag.reading.vector_kind): area_scorer.npz for both
-    kinds while no area_scorer.pooled.npz ships (one-pass vectors are read out to stand in for stand-alone ones)."""
-    with np.load(weights_for(WEIGHTS, kind)) as z:
-        return {k: z[k] for k in z.files}
+    kinds while no area_scorer.pooled.npz ships (one-pass vectors are read out to stand in for stand-alone ones),
+    loaded once per file."""
+    return _load(weights_for(WEIGHTS, kind))
 
 
 def probabilities(topic: str, readings: list[Reading], emb, x: np.ndarray | None = None) -> np.ndarray:
