@@ -3,8 +3,8 @@
 A library ingested in one pass (PAPERCHAT_CHUNK__ONE_PASS) reads each abstract sentence's vector pooled
 inside its chunk's forward pass (rag.library.embcache.CachedEmbedder with `pooled`, the cache key kind
 `pooled`); a library ingested in two passes, or the model itself, embeds each sentence alone. A pooled
-vector is read out to stand in for the sentence alone (rag.embedders.readout: held-out cosine to it 0.75
-raw, 0.86 read out), close enough that one set of weights serves both kinds (docs/quality.md, "One pass per
+vector is read out to stand in for the sentence alone (rag.embedders.readout: held-out cosine to it 0.78
+raw, 0.88 read out), close enough that one set of weights serves both kinds (docs/quality.md, "One pass per
 chunk"). Each learned model still looks for NAME.pooled.npz beside NAME.npz for pooled vectors
 (`weights_for`); none ships, so both kinds read NAME.npz.
 """
