@@ -117,7 +117,7 @@ class Hit(BaseModel):
 class Citation(BaseModel):
     n: int
     paper: Paper
-    evidence: str = ""  # the abstract's sentence that best supports what the answer cites it for
+    evidence: str = ""  # the sentence cited for: once graded, the best-scoring of those supporting the text
     supported: bool = False  # the evidence backs the answer sentence citing it (cosine >= the check's threshold)
     score: float = 0.0  # that cosine
     more_evidence: list[str] = Field(default_factory=list)  # other sentences of it the answer rests on

@@ -46,6 +46,12 @@ def test_the_sentence_that_answers_is_quoted_first(seeds_library):
     first = re.split(r"(?<=\]\.) ", ans.answer)[0]
     assert HEADS_ANSWER in first, ans.answer
     assert ans.citations and HEADS_ANSWER in ans.citations[0].paper.abstract
+    # the card under the answer quotes that sentence too, with its role and grade; the next one it rests
+    # on ("To the best of our knowledge, this constitutes the first rigorous lower bound ...") once led it
+    # because the check matched the verbatim quote before the one trimmed to stand alone
+    c = ans.citations[0]
+    assert HEADS_ANSWER in c.evidence, c.evidence
+    assert all(HEADS_ANSWER not in e for e in c.more_evidence)
 
 
 def test_the_sentence_restating_the_question_is_not_quoted(seeds_library):

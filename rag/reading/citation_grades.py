@@ -67,12 +67,15 @@ def grade_citations(query: str, citations: Sequence[Citation], role_of: dict[tup
                     floor: float, answers_at: float, citing: Sequence[tuple[str, Sequence[int]]] | None = None) -> None:
     """Set each citation's grade, score and evidence role (in place) against `query` (the question, topic or
     claim); with `citing` ((sentence, its citation numbers) of the text that cites them), also `quoted`.
-    `role_of` maps (paper id, sentence) to the sentence's role."""
+    `role_of` maps (paper id, sentence) to the sentence's role. Of a citation's evidence sentences, the one
+    scoring best becomes `evidence` (the others `more_evidence`) when the check found them all supporting."""
     evs = [[e for e in dict.fromkeys([c.evidence, *c.more_evidence]) if e] for c in citations]
     probs = evidence_probabilities(query, [c.paper for c in citations], evs, role_of, embedder) if citations else []
-    for c, ps in zip(citations, probs):
-        g, _ = grade_scores(ps, floor, answers_at)
+    for c, ev, ps in zip(citations, evs, probs):
+        g, best = grade_scores(ps, floor, answers_at)
         c.grade, c.grade_score = g.grade, g.score
+        if best and c.supported:  # the card shows the sentence its grade is about; the check matched a verbatim quote first
+            c.evidence, c.more_evidence = ev[best], [e for e in ev if e != ev[best]]
         c.role = role_of.get((c.paper.paper_id, c.evidence), "")
         if citing is not None:
             c.quoted = is_quoted(c.paper.abstract, [s for s, nums in citing if c.n in nums])
