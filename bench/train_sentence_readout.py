@@ -10,10 +10,11 @@ eval question's abstract is trained on), cut into sentence windows (rag.reading.
 characters and 256 tokens by default. Ingest cuts 500-character windows (ChunkSettings); fitted on those the
 read-out does no better: held out, on 500-character windows, the shipped 800-character fit reaches 0.878
 against a 500-character refit's 0.875 (raw 0.782), so the default reproduces the shipped fit and
-`--max-chars 500` measures it where ingest uses it. For each sentence: the mean of its tokens' states in its chunk's pass and the chunk's vector (one pass,
-`embed_chunks(readout=False)`), and the sentence embedded alone (`embed_array`). A ridge regression from
-[mean, chunk vector, 1] to the stand-alone vector, its penalty chosen on the last 1,000 abstracts (held out)
-and then fitted on all; printed: the held-out cosine to the stand-alone vector, raw mean against read-out.
+`--max-chars 500` measures it where ingest uses it. For each sentence: the mean of its tokens' states in its
+chunk's pass and the chunk's vector (one pass, `embed_chunks(readout=False)`), and the sentence embedded alone
+(`embed_array`). A ridge regression from [mean, chunk vector, 1] to the stand-alone vector, its penalty
+chosen on the last 1,000 abstracts (held out) and then fitted on all; printed: the held-out cosine to the
+stand-alone vector, raw mean against read-out.
 Vectors are kept in $PAPERCHAT_READOUT_CACHE (default /tmp/paperchat-readout) so a rerun only refits.
 """
 

@@ -5,8 +5,9 @@ abstracts, in ingest's 500-character windows, its cosine to the same sentence em
 average (0.88 read out), so every model trained on stand-alone vectors (roles, the answer scorer, the area
 scorer) reads it differently. A linear read-out, fitted by ridge regression from [that mean, the chunk's
 vector, 1] to the stand-alone vector, brings it close (bench/train_sentence_readout.py reports the held-out
-cosine before and after), and then one set of weights serves libraries built either way. The matrix ships in `sentence_readout.npz` (float16, numpy only,
-nothing downloaded); its identity keys the cached vectors, so a retrained read-out never mixes with the last.
+cosine before and after), and then one set of weights serves libraries built either way. The matrix ships
+in `sentence_readout.npz` (float16, numpy only, nothing downloaded); its identity keys the cached vectors, so
+a retrained read-out never mixes with the last.
 """
 
 from __future__ import annotations

@@ -74,7 +74,8 @@ def grade_citations(query: str, citations: Sequence[Citation], role_of: dict[tup
     for c, ev, ps in zip(citations, evs, probs):
         g, best = grade_scores(ps, floor, answers_at)
         c.grade, c.grade_score = g.grade, g.score
-        if best and c.supported:  # the card shows the sentence its grade is about; the check matched a verbatim quote first
+        # The card shows the sentence its grade is about (the check prefers a verbatim quote to a trimmed one).
+        if best and c.supported:
             c.evidence, c.more_evidence = ev[best], [e for e in ev if e != ev[best]]
         c.role = role_of.get((c.paper.paper_id, c.evidence), "")
         if citing is not None:
