@@ -1,7 +1,7 @@
 """Train the sentence-role classifier (rag/reading/roles.py) on CSAbstruct and report its test accuracy.
 
     .venv/bin/python bench/train_roles.py                       # tune on dev, report test, write rag/reading/roles.npz
-    .venv/bin/python bench/train_roles.py --vectors pooled      # the same on one-pass vectors: roles.pooled.npz (not shipped)
+    .venv/bin/python bench/train_roles.py --vectors pooled      # the same on one-pass vectors: roles.pooled.npz
     .venv/bin/python bench/train_roles.py --no-save             # only report
     .venv/bin/python bench/train_roles.py --json
 
@@ -9,12 +9,19 @@ Data: ../shared/data/csabstruct/{train,dev,test}.jsonl (2,189 computer-science a
 labelled background / objective / method / result / other). Sentence vectors are the offline MiniLM's
 (each sentence alone, the default; `--vectors pooled`: each abstract run through the chunk pass, each
 sentence's tokens pooled and read out, rag.embedders.readout), cached under /tmp/paperchat-roles
-(PAPERCHAT_ROLES_CACHE) so reruns take seconds. roles.npz serves both kinds of library since the read-out; a
-roles.pooled.npz, if written, would serve one-pass libraries (rag.reading.vector_kind).
+(PAPERCHAT_ROLES_CACHE) so reruns take seconds. roles.npz serves two-pass libraries and roles.pooled.npz
+one-pass ones (rag.reading.vector_kind): the GRUs trained on sentences alone lose 0.018 of test accuracy on
+read-out vectors, where the logistic passes lost 0.007 (docs/quality.md, "Sentence roles").
 
-The model is fitted on train; choices are made on dev (the two passes' C, the weight of the transitions
-in the Viterbi pass); test is read once, for the chosen setting. Needs scikit-learn (dev extra); the
-shipped model is used with numpy only. Fixed seed: the same data gives the same weights.
+Two models are fitted on train, and the one with the higher dev accuracy is written:
+- `gru` (rag.reading.role_sequence): five bidirectional GRUs over the abstract's sentences (vector,
+  position, hashed words), seeds 0-4, each stopped at its best dev epoch of 12, probabilities averaged.
+  Training needs PyTorch, which no extra installs: `pip install torch==2.13.0` (the CPU build), ideally in a
+  venv of its own beside .venv's packages; without it this model is skipped, with a message.
+- `lr` (rag.reading.roles.RoleModel): two logistic passes, choices made on dev (the two passes' C, the weight of
+  the transitions in the Viterbi pass).
+Test is read once, for each model's chosen setting. Needs scikit-learn (dev extra); the shipped model is used
+with numpy only. Fixed seeds: the same data gives the same weights (PyTorch on the CPU, one thread).
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.reading.roles import ROLES, WEIGHTS, RoleModel, _log_softmax, context, features, lexical  # noqa: E402
+import _roles_gru  # noqa: E402
+from rag.reading.roles import (ROLES, WEIGHTS, RoleModel, _log_softmax, context, features, lexical,  # noqa: E402
+                               load_weights)
 from rag.reading.vector_kind import POOLED  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "csabstruct"
@@ -142,6 +151,11 @@ def predict(m: RoleModel, x: np.ndarray, lengths: list[int]) -> np.ndarray:
     return np.concatenate(out)
 
 
+def predict_rows(m, rows: list[dict], vecs: list[np.ndarray]) -> np.ndarray:
+    """Any role model's predictions (its own features, as the library reads them), every abstract in turn."""
+    return np.array([ROLES.index(r) for row, v in zip(rows, vecs) for r in m.predict(v, row["sentences"])])
+
+
 def scores(y: np.ndarray, p: np.ndarray) -> dict:
     from sklearn.metrics import accuracy_score, f1_score
 
@@ -162,19 +176,46 @@ def choose(grid: list[dict], n_dev: int) -> dict:
     return best if best["dev"] > plain["dev"] + se else plain
 
 
+def speed(other: Path, kind: str, repeat: int = 3) -> int:
+    """Seconds per abstract of the shipped role weights and of `other`, best of `repeat`, side by side."""
+    rows = load("test")
+    parts = list(zip(vectors("test", rows, kind), (r["sentences"] for r in rows)))
+    shipped = WEIGHTS.with_name("roles.pooled.npz") if kind == POOLED else WEIGHTS
+    took = {}
+    for name, path in (("shipped", shipped), ("other", other)):
+        m = load_weights(path)
+        many = getattr(m, "predict_many", None) or (lambda ps: [m.predict(v, s) for v, s in ps])
+        best = float("inf")
+        for _ in range(repeat):
+            t = time.perf_counter()
+            for b in range(0, len(parts), 64):
+                many(parts[b:b + 64])
+            best = min(best, time.perf_counter() - t)
+        took[name] = best / len(parts)
+        print(f"{name:<8} {path.name}: {1000 * took[name]:.2f} ms per abstract ({len(parts)} abstracts, best of {repeat})")
+    print(f"shipped / other: {took['shipped'] / took['other']:.2f}x")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--speed", type=Path, metavar="OTHER.npz",
+                    help="no training: time the shipped weights against OTHER.npz (e.g. the logistic passes of an "
+                         "earlier commit) classifying CSAbstruct test, as ingest calls them (64 abstracts a call)")
     ap.add_argument("--vectors", choices=("pooled", "standalone"), default="standalone",
                     help="each sentence alone (the shipped weights) or pooled inside its chunk's pass and read out")
     args = ap.parse_args()
     if not (DATA / "train.jsonl").exists():
         print(f"skipped: CSAbstruct not found at {DATA}", file=sys.stderr)
         return 0
+    if args.speed:
+        return speed(args.speed, args.vectors)
     np.random.seed(SEED)
     rows = {s: load(s) for s in ("train", "dev", "test")}
-    mats = {s: design(rows[s], vectors(s, rows[s], args.vectors)) for s in rows}
+    vecs = {s: vectors(s, rows[s], args.vectors) for s in rows}
+    mats = {s: design(rows[s], vecs[s]) for s in rows}
     xt, yt, lt = mats["train"]
     xd, yd, ld = mats["dev"]
     xs, ys, ls = mats["test"]
@@ -195,32 +236,38 @@ def main() -> int:
         print(f"C1={g['C1']:<5} C2={g['C2']:<5} transitions x{g['trans_weight']:<4} dev accuracy {g['dev']:.4f}"
               f"  (first pass alone {g['dev_first_pass']:.4f})", file=sys.stderr)
     best = choose(grid, len(yd))
-    m = models[(best["C1"], best["C2"], best["trans_weight"])]
-    first_only = RoleModel(m.coef1, m.intercept1, np.eye(len(ROLES), m.coef2.shape[1]), np.zeros(len(ROLES)),
-                           start, trans, prior, 0.0)
-    res = {"chosen": {"C1": best["C1"], "C2": best["C2"], "trans_weight": best["trans_weight"],
-                      "dev_accuracy": best["dev"]},
-           "test": scores(ys, predict(m, xs, ls)),
-           "test_first_pass": scores(ys, predict(first_only, xs, ls)),
+    lr_model = models[(best["C1"], best["C2"], best["trans_weight"])]
+    res = {"lr": {"chosen": {"C1": best["C1"], "C2": best["C2"], "trans_weight": best["trans_weight"]},
+                  "dev_accuracy": best["dev"], "test": scores(ys, predict(lr_model, xs, ls))},
            "test_sentences": int(len(ys)), "grid": grid}
+    chosen, model_obj = "lr", lr_model
+    if _roles_gru.available():
+        gru, gru_dev = _roles_gru.train(rows, vecs, args.vectors, log=lambda m: print(m, file=sys.stderr))
+        res["gru"] = {"dev_accuracy": round(gru_dev, 4),
+                      "test": scores(ys, predict_rows(gru, rows["test"], vecs["test"]))}
+        if gru_dev > best["dev"]:
+            chosen, model_obj = "gru", gru
+    else:
+        print("PyTorch not installed: the GRU model is skipped (pip install torch==2.13.0, the CPU build)",
+              file=sys.stderr)
+    res["chosen"] = chosen
+    res["test"] = res[chosen]["test"]
     if not args.no_save:
         out = WEIGHTS.with_name("roles.pooled.npz") if args.vectors == POOLED else WEIGHTS
-        m.save(out)
-        # What ships is float16: check the saved file scores the same.
-        res["test_shipped"] = scores(ys, predict(RoleModel.load(out), xs, ls))
+        model_obj.save(out)
+        # What ships is float16 and read by numpy: check the saved file scores the same.
+        res["test_shipped"] = scores(ys, predict_rows(load_weights(out), rows["test"], vecs["test"]))
         res["weights_bytes"] = out.stat().st_size
         res["weights"] = str(out.relative_to(ROOT))
     if args.json:
         print(json.dumps(res, indent=2))
     else:
-        t = res["test"]
-        print(f"chosen on dev: C1={best['C1']} C2={best['C2']} transitions x{best['trans_weight']} "
-              f"(dev accuracy {best['dev']:.4f})")
-        print(f"CSAbstruct test ({res['test_sentences']} sentences): accuracy {t['accuracy']:.4f}, "
-              f"macro-F1 {t['macro_f1']:.4f}; per role {t['f1']}")
-        fp = res["test_first_pass"]
-        print(f"  first pass alone (no neighbours' predictions): accuracy {fp['accuracy']:.4f}, "
-              f"macro-F1 {fp['macro_f1']:.4f}")
+        for name in ("lr", "gru"):
+            if name in res:
+                t = res[name]["test"]
+                print(f"{name:<4} dev accuracy {res[name]['dev_accuracy']:.4f}; CSAbstruct test "
+                      f"({res['test_sentences']} sentences) accuracy {t['accuracy']:.4f}, macro-F1 {t['macro_f1']:.4f}; per role {t['f1']}")
+        print(f"chosen on dev: {chosen}")
         if "test_shipped" in res:
             print(f"  shipped weights {res['weights']} ({res['weights_bytes']} bytes, float16): accuracy "
                   f"{res['test_shipped']['accuracy']:.4f}")

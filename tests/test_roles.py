@@ -40,6 +40,20 @@ def test_an_abstract_reads_background_then_proposal_then_result():
     assert roles[3] == "result"  # "Empirical experiments demonstrate …"
 
 
+def test_an_abstract_gets_the_same_roles_whichever_papers_are_classified_with_it():
+    # ingest classifies a batch of papers in one call, the GRUs stepping through them side by side (the shorter
+    # ones padded): a paper's roles must not depend on its batch
+    from rag.embedders import get_embedder
+    from rag.reading.roles import classify_many
+    from test_one_pass import LORA
+
+    emb = get_embedder("minilm")
+    mhc, lora = split_sentences(MHC), split_sentences(LORA)
+    alone = [classify(mhc, emb), classify(lora, emb)]
+    assert classify_many([mhc, [], lora, mhc[:1]], emb) == [alone[0], [], alone[1], classify(mhc[:1], emb)]
+    assert len(mhc) != len(lora)
+
+
 @pytest.mark.skipif(not (SHARED / "data" / "csabstruct" / "test.jsonl").exists(), reason="needs ../shared/data/csabstruct")
 def test_csabstruct_test_abstracts_are_labelled_mostly_right():
     from rag.embedders import get_embedder
@@ -55,10 +69,12 @@ def test_ingest_stores_each_papers_roles_aligned_with_its_sentences(seeds_librar
     papers = seeds_library.get_papers([p.paper_id for p in seeds_library.papers()])
     assert len(papers) == 76
     from rag.reading.roles import model_id
+    from rag.reading.vector_kind import vector_kind
 
+    kind = vector_kind(seeds_library.text_embedder)  # one pass by default: roles.pooled.npz
     for p in papers.values():
         assert len(p.roles) == len(split_sentences(p.abstract)), p.title
-        assert p.roles_model == model_id()  # which classifier gave them, so a retrained one replaces them
+        assert p.roles_model == model_id(kind)  # which classifier gave them, so a retrained one replaces them
     # the mHC abstract as read at ingest
     (mhc,) = [p for p in papers.values() if p.title.startswith("Manifold-Constrained")]
     roles = decode(mhc.roles)
@@ -102,7 +118,9 @@ def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_pa
     from conftest import make_settings
     from rag.embedders import get_embedder
     from rag.library.library import Library
-    from rag.reading.roles import RoleModel, model, model_id, roles_of
+    from rag.reading.role_sequence import SequenceRoleModel
+    from rag.reading.roles import model, model_id, roles_of
+    from rag.reading.vector_kind import vector_kind
 
     f = tmp_path / "one.jsonl"
     f.write_text(json.dumps({"id": "mhc", "title": "Manifold-Constrained Hyper-Connections", "abstract": MHC}),
@@ -110,18 +128,19 @@ def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_pa
     emb = get_embedder("minilm")
     settings = make_settings(tmp_path / "home", embedder="minilm")
     Library(settings, embedder=emb).ingest([f], progress=False)
+    kind = vector_kind(Library(settings, embedder=emb).text_embedder)
     first = Library(settings, embedder=emb).get_papers(["mhc"])["mhc"]
-    assert first.roles_model == model_id() and decode(first.roles)[0] == "background"
+    assert first.roles_model == model_id(kind) and decode(first.roles)[0] == "background"
 
-    # "Retrain": the same classifier with its second layer pushed towards `result` for every sentence.
-    old = model()
+    # "Retrain": the same classifier with its output layer pushed towards `result` for every sentence.
+    old = model(kind)
     retrained = tmp_path / "roles.npz"
     bias = np.where(np.array(ROLES) == "result", 50.0, 0.0).astype(np.float32)
-    RoleModel(old.coef1, old.intercept1, old.coef2, old.intercept2 + bias, old.start, old.trans, old.prior,
-              old.trans_weight).save(retrained)
-    monkeypatch.setattr(rag.reading.roles, "WEIGHTS", retrained)  # a new file: loaded and hashed afresh
+    SequenceRoleModel(old.lexical_size, old.vectors, **{**old.w, "out_b": old.w["out_b"] + bias}).save(retrained)
+    # a new file, loaded and hashed afresh (with no roles.pooled.npz beside it, both kinds read it)
+    monkeypatch.setattr(rag.reading.roles, "WEIGHTS", retrained)
     try:
-        assert model_id() != first.roles_model
+        assert model_id(kind) != first.roles_model
         calls = []
         real = emb.embed_array
         monkeypatch.setattr(emb, "embed_array", lambda texts: calls.append(len(texts)) or real(texts))
@@ -131,7 +150,7 @@ def test_a_retrained_role_model_replaces_stored_roles_without_reembedding(tmp_pa
         report = lib.ingest([f], progress=False)
         assert report.unchanged == 1 and report.added == report.updated == 0
         p = Library(settings, embedder=emb).get_papers(["mhc"])["mhc"]
-        assert p.roles == "RRRR" and p.roles_model == model_id()
+        assert p.roles == "RRRR" and p.roles_model == model_id(kind)
         assert sum(calls) == 0, "the chunks and sentences were embedded again"
     finally:
         rag.reading.roles._load.cache_clear()

@@ -7,4 +7,5 @@ Pure functions over text and vectors: nothing here opens a library or calls a mo
     standalone.py   does a sentence stand alone?   voice.py       the paper's own voice, definitions
     questions.py    what kind of question          snippets.py    short excerpts for display
     citations.py    [n] marks: parse, resolve, verify
+    role_sequence.py  the role GRUs roles.py loads (weights roles.npz, roles.pooled.npz)
 """

@@ -1,16 +1,17 @@
 """Rhetorical roles of an abstract's sentences: background, objective, method, result, other.
 
 A small classifier trained on CSAbstruct (Cohan et al. 2019; `bench/train_roles.py` reproduces it) over
-the MiniLM sentence vectors the library already computes (each sentence's tokens pooled inside its chunk's
-forward pass, rag.reading.windows; through an embedder without token states, its own vector). First pass: a multinomial logistic regression
-over each sentence's own vector, its neighbours' vectors, the abstract's mean vector, its position and
-its hashed words (rhetorical cues like "we propose"). Second pass: another over each sentence's and its
-two neighbours' first-pass probabilities on each side (abstracts run background -> objective -> method ->
-result, so a sentence's neighbours say much about it). An optional Viterbi pass over role transitions
-is kept for retraining (the dev set turned it off). Inference is numpy only; the weights ship in
-`rag/reading/roles.npz` (no download), for sentences embedded alone and for one-pass libraries' sentences,
-whose pooled vectors are read out to stand in for them (rag.embedders.readout; a `roles.pooled.npz`, were
-one shipped, would serve the latter: rag.reading.vector_kind).
+the MiniLM sentence vectors the library already computes (each sentence alone in a two-pass library; in a
+one-pass one, its tokens pooled inside its chunk's forward pass and read out, rag.embedders.readout; through
+an embedder without token states, its own vector). The shipped model (rag.reading.role_sequence) is five
+bidirectional GRUs over the abstract's sentences, each entering as its vector, its position and its hashed
+words (rhetorical cues like "we propose"), their probabilities averaged. This module keeps the features and
+the former model, RoleModel, which the training script still fits and weighs on dev: a first multinomial
+logistic regression over each sentence's own vector, its neighbours' vectors, the abstract's mean vector, its
+position and its hashed words; a second over each sentence's and its two neighbours' first-pass probabilities
+on each side; an optional Viterbi pass over role transitions (the dev set turned it off). Inference is numpy
+only; the weights ship in `rag/reading/roles.npz` (sentences embedded alone) and `roles.pooled.npz` (read-out
+vectors of one-pass libraries, rag.reading.vector_kind), no download.
 
     classify(sentences, embedder) -> list[Role]          one abstract
     classify_many(list_of_sentence_lists, embedder)      many, one embedding call
@@ -169,9 +170,20 @@ class RoleModel:
         return [ROLES[i] for i in self.decode(self.second_pass(self.first_pass(vectors, sentences)))]
 
 
-@lru_cache(maxsize=2)
-def _load(path: Path) -> RoleModel:
+def load_weights(path: Path):
+    """The role model a weights file holds: the GRUs (rag.reading.role_sequence) or the two logistic passes."""
+    with np.load(path) as z:
+        gru = "kind" in z.files and str(z["kind"]) == "gru"
+    if gru:
+        from rag.reading.role_sequence import SequenceRoleModel
+
+        return SequenceRoleModel.load(path)
     return RoleModel.load(path)
+
+
+@lru_cache(maxsize=2)
+def _load(path: Path):
+    return load_weights(path)
 
 
 @lru_cache(maxsize=2)
@@ -179,7 +191,7 @@ def _file_id(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
-def model(kind: str = STANDALONE) -> RoleModel:
+def model(kind: str = STANDALONE):
     """The shipped classifier for sentence vectors of `kind` (rag.reading.vector_kind), loaded once per file."""
     return _load(weights_for(WEIGHTS, kind))
 
@@ -214,11 +226,14 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
     vecs = np.asarray(embedder.embed_array(flat), dtype=np.float32)
     if vecs.shape[1] != model(kind).dimension:
         return [["other"] * len(ss) for ss in abstracts]
-    out, i = [], 0
+    parts, i = [], 0
     for ss in abstracts:
-        out.append(classify_vectors(vecs[i : i + len(ss)], ss, kind) if ss else [])
+        parts.append((vecs[i : i + len(ss)], ss))
         i += len(ss)
-    return out
+    m = model(kind)
+    if callable(many := getattr(m, "predict_many", None)):  # the GRUs step through many abstracts at once
+        return many(parts)
+    return [m.predict(v, ss) if ss else [] for v, ss in parts]
 
 
 def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> dict[str, str]:
