@@ -8,4 +8,5 @@ Pure functions over text and vectors: nothing here opens a library or calls a mo
     questions.py    what kind of question          snippets.py    short excerpts for display
     citations.py    [n] marks: parse, resolve, verify
     role_sequence.py  the role GRUs roles.py loads (weights roles.npz, roles.pooled.npz)
+    role_features.py  what both role models read of a sentence
 """

@@ -1,7 +1,7 @@
 """The sentence-role classifier read as a sequence: a few small bidirectional GRUs over an abstract's sentences.
 
-Each sentence enters as its MiniLM vector, its position (rag.reading.roles.features' last columns) and its
-hashed words (rag.reading.roles.lexical, 1,024 buckets); a linear layer and tanh bring that to a small state,
+Each sentence enters as its MiniLM vector, its position (rag.reading.role_features.features' last columns) and
+its hashed words (role_features.lexical, 1,024 buckets); a linear layer and tanh bring that to a small state,
 a GRU runs over the abstract in each direction, and a linear layer reads the role from both directions'
 states. The GRU sees the whole abstract, where the two logistic passes of roles.RoleModel saw two
 neighbours on each side; several GRUs trained from different seeds are averaged (their probabilities).
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.reading.roles import ROLES, Role, features, lexical
+from rag.reading.role_features import ROLES, Role, features, lexical
 
-_POS_COLUMNS = 8  # roles.features' position columns: bins, first, last, length
+_POS_COLUMNS = 8  # role_features.features' position columns: bins, first, last, length
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
