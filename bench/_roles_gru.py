@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rag.reading.role_sequence import SequenceRoleModel
+from rag.reading.role_sequence import SequenceRoleModel, sequence_inputs
 from rag.reading.roles import ROLES
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -51,12 +51,11 @@ def _net(d: int):
     return Net()
 
 
-def _tensors(rows: list[dict], vecs: list[np.ndarray], vectors: str):
+def _tensors(rows: list[dict], vecs: list[np.ndarray]):
     import torch
 
-    shell = SequenceRoleModel(LEXICAL, vectors, **{k: np.zeros((1, 1, 1)) for k in SequenceRoleModel.KEYS})
-    return [(torch.tensor(shell.inputs(v, r["sentences"])), torch.tensor([ROLES.index(lab) for lab in r["labels"]]))
-            for r, v in zip(rows, vecs)]
+    return [(torch.tensor(sequence_inputs(v, r["sentences"], LEXICAL)),
+             torch.tensor([ROLES.index(lab) for lab in r["labels"]])) for r, v in zip(rows, vecs)]
 
 
 def _accuracy(nets, data) -> float:
@@ -78,7 +77,7 @@ def train(rows: dict[str, list[dict]], vecs: dict[str, list[np.ndarray]], vector
     import torch.nn as nn
 
     torch.set_num_threads(1)  # one thread: the same weights on every machine
-    train_d, dev_d = _tensors(rows["train"], vecs["train"], vectors), _tensors(rows["dev"], vecs["dev"], vectors)
+    train_d, dev_d = _tensors(rows["train"], vecs["train"]), _tensors(rows["dev"], vecs["dev"])
     nets = []
     for seed in SEEDS:
         torch.manual_seed(seed)

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 import _roles_gru  # noqa: E402
 from rag.reading.roles import (ROLES, WEIGHTS, RoleModel, _log_softmax, context, features, lexical,  # noqa: E402
                                load_weights)
-from rag.reading.vector_kind import POOLED  # noqa: E402
+from rag.reading.vector_kind import POOLED, weights_for  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "csabstruct"
 if not DATA.exists():
@@ -180,16 +180,14 @@ def speed(other: Path, kind: str, repeat: int = 3) -> int:
     """Seconds per abstract of the shipped role weights and of `other`, best of `repeat`, side by side."""
     rows = load("test")
     parts = list(zip(vectors("test", rows, kind), (r["sentences"] for r in rows)))
-    shipped = WEIGHTS.with_name("roles.pooled.npz") if kind == POOLED else WEIGHTS
     took = {}
-    for name, path in (("shipped", shipped), ("other", other)):
+    for name, path in (("shipped", weights_for(WEIGHTS, kind)), ("other", other)):
         m = load_weights(path)
-        many = getattr(m, "predict_many", None) or (lambda ps: [m.predict(v, s) for v, s in ps])
         best = float("inf")
         for _ in range(repeat):
             t = time.perf_counter()
             for b in range(0, len(parts), 64):
-                many(parts[b:b + 64])
+                m.predict_many(parts[b:b + 64])
             best = min(best, time.perf_counter() - t)
         took[name] = best / len(parts)
         print(f"{name:<8} {path.name}: {1000 * took[name]:.2f} ms per abstract ({len(parts)} abstracts, best of {repeat})")
@@ -266,7 +264,8 @@ def main() -> int:
             if name in res:
                 t = res[name]["test"]
                 print(f"{name:<4} dev accuracy {res[name]['dev_accuracy']:.4f}; CSAbstruct test "
-                      f"({res['test_sentences']} sentences) accuracy {t['accuracy']:.4f}, macro-F1 {t['macro_f1']:.4f}; per role {t['f1']}")
+                      f"({res['test_sentences']} sentences) accuracy {t['accuracy']:.4f}, "
+                      f"macro-F1 {t['macro_f1']:.4f}; per role {t['f1']}")
         print(f"chosen on dev: {chosen}")
         if "test_shipped" in res:
             print(f"  shipped weights {res['weights']} ({res['weights_bytes']} bytes, float16): accuracy "

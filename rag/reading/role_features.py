@@ -26,13 +26,20 @@ def features(vectors: np.ndarray) -> np.ndarray:
     prev = np.vstack([zero, v[:-1]])
     nxt = np.vstack([v[1:], zero])
     mean = np.repeat(v.mean(axis=0, keepdims=True), n, axis=0)
+    return np.hstack([v, prev, nxt, mean, position(n)]).astype(np.float32)
+
+
+def position(n: int) -> np.ndarray:
+    """Where each of an abstract's n sentences stands: relative position in bins, first, last, and the
+    abstract's length (capped at 20 sentences)."""
     rel = np.arange(n) / max(1, n - 1)
     pos = np.zeros((n, _POS_BINS + 3), dtype=np.float32)
     pos[np.arange(n), np.minimum((rel * _POS_BINS).astype(int), _POS_BINS - 1)] = 1.0
-    pos[0, _POS_BINS] = 1.0
-    pos[-1, _POS_BINS + 1] = 1.0
-    pos[:, _POS_BINS + 2] = min(n, 20) / 20.0
-    return np.hstack([v, prev, nxt, mean, pos]).astype(np.float32)
+    if n:
+        pos[0, _POS_BINS] = 1.0
+        pos[-1, _POS_BINS + 1] = 1.0
+        pos[:, _POS_BINS + 2] = min(n, 20) / 20.0
+    return pos
 
 
 LEXICAL_SIZE = 1 << 12

@@ -1,7 +1,7 @@
 """The sentence-role classifier read as a sequence: a few small bidirectional GRUs over an abstract's sentences.
 
-Each sentence enters as its MiniLM vector, its position (rag.reading.role_features.features' last columns) and
-its hashed words (role_features.lexical, 1,024 buckets); a linear layer and tanh bring that to a small state,
+Each sentence enters as its MiniLM vector, its position (rag.reading.role_features.position) and its hashed
+words (role_features.lexical, 1,024 buckets); a linear layer and tanh bring that to a small state,
 a GRU runs over the abstract in each direction, and a linear layer reads the role from both directions'
 states. The GRU sees the whole abstract, where the two logistic passes of roles.RoleModel saw two
 neighbours on each side; several GRUs trained from different seeds are averaged (their probabilities).
@@ -15,9 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.reading.role_features import ROLES, Role, features, lexical
-
-_POS_COLUMNS = 8  # role_features.features' position columns: bins, first, last, length
+from rag.reading.role_features import ROLES, Role, lexical, position
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -42,6 +40,12 @@ def _gru(x: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarray, b_
     return out
 
 
+def sequence_inputs(vectors: np.ndarray, sentences: list[str], lexical_size: int) -> np.ndarray:
+    """What the GRUs read of each sentence of one abstract: its vector, its position, its hashed words."""
+    v = np.asarray(vectors, dtype=np.float32)
+    return np.hstack([v, position(len(v)), lexical(sentences, lexical_size)])
+
+
 class SequenceRoleModel:
     """K bidirectional GRUs (weights stacked on a leading axis of K); RoleModel's interface."""
 
@@ -54,7 +58,7 @@ class SequenceRoleModel:
 
     @property
     def dimension(self) -> int:
-        return self.w["proj_w"].shape[2] - _POS_COLUMNS - self.lexical_size
+        return self.w["proj_w"].shape[2] - position(0).shape[1] - self.lexical_size
 
     @classmethod
     def load(cls, path: Path) -> "SequenceRoleModel":
@@ -66,8 +70,7 @@ class SequenceRoleModel:
                             vectors=np.array(self.vectors), **{k: v.astype(np.float16) for k, v in self.w.items()})
 
     def inputs(self, vectors: np.ndarray, sentences: list[str]) -> np.ndarray:
-        v = np.asarray(vectors, dtype=np.float32)
-        return np.hstack([v, features(v)[:, -_POS_COLUMNS:], lexical(sentences, self.lexical_size)])
+        return sequence_inputs(vectors, sentences, self.lexical_size)
 
     def proba(self, vectors: np.ndarray, sentences: list[str]) -> np.ndarray:
         """Each sentence's role probabilities (columns in ROLES order), averaged over the K GRUs."""
@@ -82,21 +85,20 @@ class SequenceRoleModel:
             return [np.zeros((0, len(ROLES)), dtype=np.float32) for _ in xs]
         w = self.w
         flat = np.vstack(xs)
-        # each abstract padded at its end; the backward pass reads it reversed within its own length
+        # each abstract padded at its end (with its first sentence: past its last step nothing it holds is
+        # read); the backward pass reads it reversed within its own length
         where = np.zeros((len(xs), steps), dtype=np.int64)
         where_r = np.zeros_like(where)
-        mask = np.zeros((len(xs), steps, 1), dtype=np.float32)
         start = 0
         for b, n in enumerate(lengths):
             where[b, :n] = np.arange(start, start + n)
             where_r[b, :n] = where[b, :n][::-1]
-            mask[b, :n] = 1.0
             start += n
         total = np.zeros((len(xs), steps, len(ROLES)), dtype=np.float32)
         for k in range(len(w["proj_w"])):
             h = np.tanh(flat @ w["proj_w"][k].T + w["proj_b"][k])  # each sentence once
-            fwd = _gru(h[where] * mask, w["ih_f"][k], w["hh_f"][k], w["bih_f"][k], w["bhh_f"][k])
-            bwd_r = _gru(h[where_r] * mask, w["ih_b"][k], w["hh_b"][k], w["bih_b"][k], w["bhh_b"][k])
+            fwd = _gru(h[where], w["ih_f"][k], w["hh_f"][k], w["bih_f"][k], w["bhh_f"][k])
+            bwd_r = _gru(h[where_r], w["ih_b"][k], w["hh_b"][k], w["bih_b"][k], w["bhh_b"][k])
             bwd = np.zeros_like(bwd_r)
             for b, n in enumerate(lengths):
                 bwd[b, :n] = bwd_r[b, :n][::-1]

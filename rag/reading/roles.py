@@ -130,6 +130,9 @@ class RoleModel:
             return []
         return [ROLES[i] for i in self.decode(self.second_pass(self.first_pass(vectors, sentences)))]
 
+    def predict_many(self, abstracts: list[tuple[np.ndarray, list[str]]]) -> list[list[Role]]:
+        return [self.predict(v, s) for v, s in abstracts]
+
 
 def load_weights(path: Path):
     """The role model a weights file holds: the GRUs (rag.reading.role_sequence) or the two logistic passes."""
@@ -189,10 +192,7 @@ def classify_many(abstracts: list[list[str]], embedder) -> list[list[Role]]:
     for ss in abstracts:
         parts.append((vecs[i : i + len(ss)], ss))
         i += len(ss)
-    m = model(kind)
-    if callable(many := getattr(m, "predict_many", None)):  # the GRUs step through many abstracts at once
-        return many(parts)
-    return [m.predict(v, ss) if ss else [] for v, ss in parts]
+    return model(kind).predict_many(parts)  # the GRUs step through all the abstracts at once
 
 
 def roles_to_store(papers: list, stored: dict[str, dict], changed, embedder) -> dict[str, str]:
