@@ -283,13 +283,15 @@ def main() -> int:
         cap = embedder.max_tokens
         real = sum(min(c, cap) for c in counts)
         raw_pos = padded_positions(counts, lens, embedder.batch_size, cap)
-        # paperchat embeds per write batch of 128 papers (what is not cached yet), length-sorted within it
+        # paperchat embeds per write batch of BATCH papers (what is not cached yet), length-sorted within it
+        from rag.library.ingest import BATCH
+
         pc_pos, i, by_paper = 0, 0, defaultdict(list)
         for k, c in enumerate(chunks):
             by_paper[c.paper_id].append(k)
         pids = list(dict.fromkeys(c.paper_id for c in chunks))
-        for s in range(0, len(pids), 128):
-            idx = list({texts[k]: k for p in pids[s : s + 128] for k in by_paper[p]}.values())
+        for s in range(0, len(pids), BATCH):
+            idx = list({texts[k]: k for p in pids[s : s + BATCH] for k in by_paper[p]}.values())
             pc_pos += padded_positions([counts[k] for k in idx], [lens[k] for k in idx], embedder.batch_size, cap)
         lc_pos = len(texts) * 256
         print(f"tokens: {real} real; positions computed: raw {raw_pos} ({raw_pos / real:.2f}x), "

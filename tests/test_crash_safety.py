@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from rag.library.collections import chunk_text
+
 ROOT = Path(__file__).resolve().parent.parent
 
 N_PAPERS = 3000
@@ -317,7 +319,7 @@ def test_kill_9_while_replacing_edited_abstracts(tmp_path):
             got = lib.collections.chunks.get(where={"paper_id": {"$in": sample}}, include=["documents", "metadatas"])
             texts: dict[str, list[str]] = {}
             for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"]):
-                texts.setdefault(m["paper_id"], []).append(doc)
+                texts.setdefault(m["paper_id"], []).append(chunk_text(doc, m))
             for pid, docs in texts.items():
                 full = " ".join(docs)
                 edited = "Revision 1 adds" in full

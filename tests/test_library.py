@@ -137,6 +137,24 @@ def test_search_returns_one_hit_per_paper(fake_library):
     assert hits == sorted(hits, key=lambda h: -h.score)
 
 
+def test_a_hit_shows_its_chunk_text_from_a_new_library_and_from_one_written_before(fake_library):
+    """Chunk texts live in the chunk's metadata (no Chroma document: its full-text index cost ingest time);
+    a library written before holds them as documents and shows the same text."""
+    fake_library.ingest([SEEDS], progress=False)
+    query = "transformer approximation bounds attention heads"
+    before = [(h.paper.paper_id, h.text) for h in search(fake_library, query, k=5)]
+    assert all(text and text in fake_library.get_papers([pid])[pid].abstract for pid, text in before)
+    col = fake_library.collections.chunks
+    got = col.get(include=["documents", "metadatas", "embeddings"])
+    assert not any(got["documents"]) and all(m["text"] for m in got["metadatas"])
+    # the same chunks as an older library wrote them: the text as the document, none in the metadata
+    col.delete(ids=got["ids"])  # (an upsert would keep the metadata's old keys)
+    col.add(ids=got["ids"], embeddings=got["embeddings"], documents=[m["text"] for m in got["metadatas"]],
+            metadatas=[{k: v for k, v in m.items() if k != "text"} for m in got["metadatas"]])
+    assert "text" not in col.get(ids=got["ids"][:1], include=["metadatas"])["metadatas"][0]
+    assert [(h.paper.paper_id, h.text) for h in search(fake_library, query, k=5)] == before
+
+
 def test_chunks_fit_the_embedders_window_and_carry_metadata():
     from rag.library.chunking import chunk_paper
     from rag.embedders import get_embedder
@@ -397,3 +415,11 @@ def test_a_paper_two_files_hold_leaves_only_when_neither_holds_it(fake_settings,
     _jsonl(b, "Only Bob's paper.")
     r = lib.ingest([b], progress=False)
     assert (r.removed, len(lib)) == (1, 2) and "doi:10.1000/shared" not in lib.catalogue
+
+
+def test_ingest_reports_its_progress_without_a_terminal(fake_library):
+    """The UI's upload shows how many abstracts are in (on_progress) when the server has no terminal, where
+    the terminal's progress bar is off: it used to read 0 throughout."""
+    seen: list[int] = []
+    fake_library.ingest([SEEDS], progress=False, on_progress=seen.append)
+    assert seen and seen[-1] == 76 and seen == sorted(seen) and seen[0] > 0

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from rag.library.catalogue import Catalogue
-from rag.library.collections import Collections, in_pages, paged
+from rag.library.collections import Collections, chunk_text, in_pages, paged
 
 
 class ChunkIndex:
@@ -79,12 +79,13 @@ class ChunkIndex:
     def chunk_texts(self, ids: list[str]) -> dict[str, str]:
         if not ids:
             return {}
+        include = ["documents", "metadatas"]  # the text is in the metadata, or the document of an older library
         try:
-            got = self.cols.chunks.get(ids=list(dict.fromkeys(ids)), include=["documents"])
+            got = self.cols.chunks.get(ids=list(dict.fromkeys(ids)), include=include)
         except Exception as exc:  # noqa: BLE001
             self.store.repair_after(exc)
-            got = self.cols.chunks.get(ids=list(dict.fromkeys(ids)), include=["documents"])
-        return dict(zip(got["ids"], got["documents"]))
+            got = self.cols.chunks.get(ids=list(dict.fromkeys(ids)), include=include)
+        return {cid: chunk_text(d, m) for cid, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
 
     def vectors(self, paper_ids: list[str] | None = None) -> Iterator[tuple[list[str], np.ndarray]]:
         """(chunk ids, their stored vectors) a page at a time: of the given papers' chunks, or of every chunk

@@ -3,7 +3,10 @@
 - `paperchat-NAME-papers`: one record per paper (the abstract as its document, the rest as metadata);
   the collection's own metadata holds the library's generation stamp, the identity of the embedder it
   was built with (model, dimension, normalisation: rag.embedders.identity) and how its chunks were cut.
-- `paperchat-NAME-chunks`: the chunk vectors; a chunk id `PAPER#n` names its paper.
+- `paperchat-NAME-chunks`: the chunk vectors; a chunk id `PAPER#n` names its paper. A chunk's text is its
+  metadata's `text`, not a Chroma document: Chroma indexes every document for full-text search, which
+  nothing here reads and which cost ingest about 2 s of CPU per 1,000 abstracts (bench/chroma_writes.py). Libraries written before
+  hold it as the document; chunk_text reads either.
 
 The generation changes with every write: "dirty-..." while a write is under way (or was killed),
 REBUILD + "..." while the chunk collection is rebuilt, a fresh id once a write has finished.
@@ -18,6 +21,15 @@ PAGE = 5000  # rows per Chroma read/write call (under its max batch size)
 DIRTY = "dirty"  # the generation of a library while a write is under way (or was killed mid-way)
 REBUILD = "dirty-rebuild-"  # the generation while the chunk collection is rebuilt (rag.library.ingest.Ingestor.recut)
 _CHUNKS_CONFIG = {"hnsw": {"space": "cosine", "ef_search": 200}}
+
+
+def chunk_metadata(chunk, venue: str, year: int | None) -> dict:
+    """What a chunk stores beside its vector: its paper, its place in it, what filters read, and its text."""
+    return {"paper_id": chunk.paper_id, "n": chunk.n, "venue": venue or "", "year": year or 0, "text": chunk.text}
+
+
+def chunk_text(document: str | None, metadata: dict | None) -> str:
+    return (metadata or {}).get("text") or document or ""
 
 
 def in_pages(items: Sequence) -> Iterator[Sequence]:

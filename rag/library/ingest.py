@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from rag.library.catalogue import Catalogue, paper_meta
 from rag.library.chunking import Window, chunk_windows, chunks_of
-from rag.library.collections import DIRTY, PAGE, Collections, in_pages, paged
+from rag.library.collections import DIRTY, PAGE, Collections, chunk_metadata, in_pages, paged
 from rag.library.embcache import CachedEmbedder, EmbeddingCache, embed_windows, embed_with_cache, pooled_kind
 from rag.embedders.endpoint import EndpointFailed
 from rag.errors import LibraryError
@@ -35,7 +35,8 @@ from rag.library.sources import (LINEAGE_PEEK, Repeats, SourceIndex, also_at, co
 
 log = logging.getLogger(__name__)
 
-BATCH = 128  # papers per write: small enough to lose little to a crash, large enough to batch the embedder
+BATCH = 256  # papers per write: small enough to lose little to a crash (~25 s of work), large enough that its
+# windows, sorted by length, pad little: 1.014x the real tokens against 1.029x at 128 (bench/ingest_throughput.py)
 
 
 class IngestReport(BaseModel):
@@ -148,10 +149,14 @@ class Ingestor:
 
             ahead = OneAhead(self.overlap)
 
+            done = 0
+
             def progressed(n: int) -> None:
+                nonlocal done
+                done += n  # counted here: a disabled bar (progress=False) counts nothing
                 bar.update(n)
                 if on_progress:
-                    on_progress(bar.n)
+                    on_progress(done)
 
             def commit(plan: Plan | None) -> None:
                 nonlocal changed
@@ -329,12 +334,8 @@ class Ingestor:
         for s in range(0, len(chunks), PAGE):
             part = chunks[s : s + PAGE]
             self.cols.chunks.upsert(
-                ids=[c.chunk_id for c in part],
-                embeddings=vecs[s : s + PAGE],
-                documents=[c.text for c in part],
-                metadatas=[{"paper_id": c.paper_id, "n": c.n, "venue": todo[c.paper_id].venue,
-                            "year": todo[c.paper_id].year or 0} for c in part],
-            )
+                ids=[c.chunk_id for c in part], embeddings=vecs[s : s + PAGE],
+                metadatas=[chunk_metadata(c, todo[c.paper_id].venue, todo[c.paper_id].year) for c in part])
         recs = papers + moved
         def also(p: Paper) -> dict[str, str]:  # every other source that holds it stays a holder, with its version
             at = co_holders(cat[p.paper_id], source_id, plan.dropping) if p.paper_id in cat else {}

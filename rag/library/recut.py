@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rag.library.catalogue import Catalogue, paper_from_meta
-from rag.library.collections import REBUILD, Collections, paged
+from rag.library.collections import REBUILD, Collections, chunk_metadata, paged
 from rag.records import Chunk, Paper
 
 log = logging.getLogger(__name__)
@@ -37,9 +37,8 @@ def rebuild_chunks(cols: Collections, catalogue: Catalogue, chunk: Callable[[lis
             chunks = chunk(part)
             vecs = embed([c.text for c in chunks])
             cols.chunks.upsert(ids=[c.chunk_id for c in chunks], embeddings=vecs,
-                               documents=[c.text for c in chunks],
-                               metadatas=[{"paper_id": c.paper_id, "n": c.n, "venue": metas[c.paper_id].get("venue", ""),
-                                           "year": metas[c.paper_id].get("year") or 0} for c in chunks])
+                               metadatas=[chunk_metadata(c, metas[c.paper_id].get("venue", ""),
+                                                         metas[c.paper_id].get("year")) for c in chunks])
             n_of: dict[str, int] = {}
             for c in chunks:
                 n_of[c.paper_id] = n_of.get(c.paper_id, 0) + 1
