@@ -79,12 +79,13 @@ class ChunkIndex:
     def chunk_texts(self, ids: list[str]) -> dict[str, str]:
         if not ids:
             return {}
-        include = ["documents", "metadatas"]  # the text is in the metadata, or the document of an older library
+        # the text is in the metadata, or the document of a library written before
+        want, include = list(dict.fromkeys(ids)), ["documents", "metadatas"]
         try:
-            got = self.cols.chunks.get(ids=list(dict.fromkeys(ids)), include=include)
+            got = self.cols.chunks.get(ids=want, include=include)
         except Exception as exc:  # noqa: BLE001
             self.store.repair_after(exc)
-            got = self.cols.chunks.get(ids=list(dict.fromkeys(ids)), include=include)
+            got = self.cols.chunks.get(ids=want, include=include)
         return {cid: chunk_text(d, m) for cid, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
 
     def vectors(self, paper_ids: list[str] | None = None) -> Iterator[tuple[list[str], np.ndarray]]:

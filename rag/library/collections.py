@@ -5,8 +5,8 @@
   was built with (model, dimension, normalisation: rag.embedders.identity) and how its chunks were cut.
 - `paperchat-NAME-chunks`: the chunk vectors; a chunk id `PAPER#n` names its paper. A chunk's text is its
   metadata's `text`, not a Chroma document: Chroma indexes every document for full-text search, which
-  nothing here reads and which cost ingest about 2 s of CPU per 1,000 abstracts (bench/chroma_writes.py). Libraries written before
-  hold it as the document; chunk_text reads either.
+  nothing here reads and which cost ingest about 2 s of CPU per 1,000 abstracts (bench/chroma_writes.py).
+  Libraries written before hold it as the document; chunk_text reads either.
 
 The generation changes with every write: "dirty-..." while a write is under way (or was killed),
 REBUILD + "..." while the chunk collection is rebuilt, a fresh id once a write has finished.
