@@ -274,3 +274,26 @@ def test_ui_shape_ingest_thread_while_reader_threads_search(tmp_path):
     seeds = {pid: [] for pid in reader.catalogue if pid not in vocab}
     check_consistent(reader, vocab | seeds, random.Random(4), exact_store=True)
     print(f"\n{counts['searches']} searches during the ingest, none failed")
+
+
+def test_the_warm_up_thread_imports_none_of_paperchat_while_the_command_does(tmp_path):
+    """A cold `search` loads the ONNX model on a thread while it imports the library. The thread used to
+    import rag.embedders itself, racing the command's own import of it: about one cold `search` in 30
+    died with "cannot import name 'MINILM_ID' from partially initialized module" (a CI run met it). The
+    thread may load the model; every paperchat module it needs is imported before it starts."""
+    script = r"""
+import argparse, sys, threading
+from rag.cli.common import warm_embedder
+warm_embedder(argparse.Namespace(cmd="search", library=None))
+before = {m for m in sys.modules if m == "rag" or m.startswith("rag.")}
+for t in threading.enumerate():
+    if t.name == "paperchat-warm-embedder":
+        t.join()
+after = {m for m in sys.modules if m == "rag" or m.startswith("rag.")}
+print(sorted(after - before))
+"""
+    env = {**cli_env(tmp_path / "home"), "PAPERCHAT_EMBEDDER": "minilm"}
+    p = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "[]", f"the warm-up thread imported {p.stdout.strip()} beside the command"

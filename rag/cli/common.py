@@ -53,11 +53,14 @@ def warm_embedder(args) -> None:
     s = settings_of(args)
     if s.embedder != "minilm":
         return
+    # paperchat's own modules are imported here, before the thread starts: the command imports the same
+    # package (rag.embedders, through the library) at the same time, and two threads importing a package
+    # whose submodules import it back can meet importlib's deadlock guard, which hands one of them a half-
+    # initialised module ("cannot import name 'MINILM_ID'": about one cold `search` in 30 failed so).
+    from rag.embedders import make_embedder
 
     def load() -> None:
         try:
-            from rag.embedders import make_embedder
-
             make_embedder(s).embed_array(["warm"])
         except Exception:  # noqa: BLE001 - the command itself will meet and report the same problem
             pass
