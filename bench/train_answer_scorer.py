@@ -296,10 +296,12 @@ def cross_validated(ml: list[dict], others: list[dict], c: float, w: float, part
     return ranking(ml, oof), oof, models
 
 
-def save_folds(models: list) -> Path:
+def save_folds(models: list, kind: str, saved: bool) -> Path:
     """The fold models, for bench/tune_answer_pick.py --folds: each mlqa train question scored by the model
-    that did not see it, so thresholds are chosen on honest probabilities."""
-    d = CACHE / "folds"
+    that did not see it, so thresholds are chosen on honest probabilities. One folder per kind of vectors
+    (folds/, folds-pooled/), and a --no-save run's apart (…-no-save/): each folder holds the folds of the
+    weights last written for its kind."""
+    d = CACHE / ("folds" + ("" if kind == STANDALONE else f"-{kind}") + ("" if saved else "-no-save"))
     d.mkdir(parents=True, exist_ok=True)
     for k, (m, qs) in enumerate(models):
         m.save(d / f"{k}.npz")
@@ -376,7 +378,7 @@ def main(argv: list[str] | None = None, vectors=None) -> int:
     best = max(grid, key=lambda g: (g["mrr"] + g["top1"], g["model"] == "lr", -g["C"]))
     m = fit([(ml, best["mlqa_weight"]), (others, 1.0)], best["C"], best["partial"], domain, best["model"])
     res: dict = {"grid": [{k: v for k, v in g.items() if k not in ("oof", "folds")} for g in grid],
-                 "test": {}, "train_cv": {"folds": str(save_folds(best["folds"]))}}
+                 "test": {}, "train_cv": {"folds": str(save_folds(best["folds"], kind, not args.no_save))}}
     oof = best.pop("oof")
     best.pop("folds")
     res["chosen"] = best

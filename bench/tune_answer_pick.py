@@ -1,7 +1,8 @@
 """Choose the extractive answer's thresholds on the answer scorer's probability on mlqa train, end to end.
 
     PAPERCHAT_HOME=<a home holding the mlqa library> .venv/bin/python bench/tune_answer_pick.py [--split train]
-        [--folds /tmp/paperchat-answer-scorer/folds]   # honest train probabilities (out of fold)
+        [--folds /tmp/paperchat-answer-scorer/folds-pooled]   # honest train probabilities (out of fold;
+                                                               # folds/ for the standalone-vector model)
 
 Each train question is retrieved and its candidates scored once (rag.tasks.ask's path); then a grid over
 rag.tasks.extractive.pick's floor, answers_at, same-paper ratio, how many more sentences of the lead's paper may join it
@@ -73,7 +74,7 @@ def main() -> int:
     ap.add_argument("--split", default="train")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--folds", type=Path, default=None,
-                    help="the fold models bench/train_answer_scorer.py saved (its cache's folds/): each train "
+                    help="the fold models bench/train_answer_scorer.py saved (its cache's folds-pooled/ or folds/): each train "
                          "question scored by the model that did not see it (default: the shipped model)")
     args = ap.parse_args()
     settings = get_settings()

@@ -253,3 +253,60 @@ def test_signals_say_what_is_true_and_cards_lead_with_the_paper(browser, small_a
     page.screenshot(path=str(tmp_path / "small-library-800.png"), full_page=True)
     assert not page.errors, page.errors
     page.close()
+
+
+# While an upload is indexed: Gradio's progress bar, its label and its count ("0/76 abstracts | 2.1s").
+PROGRESS = """() => { const box = document.querySelector('#pc-ingest-result');
+  const r = (sel) => { const el = sel ? box.querySelector(sel) : box; if (!el) return null;
+    const b = el.getBoundingClientRect(); return {left: b.left, right: b.right, top: b.top, bottom: b.bottom,
+                                                  text: el.innerText}; };
+  return {box: r(null), bar: r('.progress-bar-wrap'), count: r('[class*=meta-text]')}; }"""
+
+
+@pytest.fixture
+def empty_app(seeds_library, tmp_path):
+    """The app over a new, empty library (the real model, already loaded by the seeds library)."""
+    from procs import free_port
+
+    from rag.library import Library
+    from ui.app import serve
+
+    settings = seeds_library.settings.model_copy(update={"home": tmp_path / "home"})
+    port = free_port()
+    demo = serve(settings, port=port, library=Library(settings), prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def test_an_upload_shows_its_progress_inside_the_column_and_adds_the_papers(browser, empty_app, tmp_path):  # noqa: F811
+    """The Library tab: the four seed files dropped in and added. While they are indexed, at 800 and 1440 px,
+    the count sits under the bar, clear of it and inside the column (Gradio put it over the bar's end and past the
+    column's edge), nothing sticks out sideways; then the result line and the table say 76 papers."""
+    from conftest import SEEDS
+
+    page = open_page(browser, empty_app, 800, 900)
+    page.click("button[role=tab]:has-text('Library')")
+    page.locator("#pc-upload input[type=file]").set_input_files(sorted(str(p) for p in SEEDS.glob("*.txt")))
+    page.wait_for_function("document.querySelector('#pc-upload').textContent.includes('004_b974dd9f55ec49e3')")
+    page.click("#pc-add")
+    # (the count, or an early end: a failure or a finished ingest is then named by the assertion below)
+    page.wait_for_function("document.querySelector('#pc-ingest-result .progress-bar-wrap') && "
+                           "/abstracts/.test(document.querySelector('#pc-ingest-result [class*=meta-text]')?.innerText) || "
+                           "/added|Could not/.test(document.querySelector('#pc-ingest-result').innerText)", polling=50)
+    for w in (800, 1440):  # (76 abstracts take ~15 s to index: both widths are seen mid-way)
+        page.set_viewport_size({"width": w, "height": 900})
+        page.wait_for_timeout(200)
+        g = page.evaluate(PROGRESS)
+        page.screenshot(path=str(tmp_path / f"upload-{w}.png"))
+        bad = page.evaluate(OVERFLOW)
+        assert g["bar"] and g["count"] and "abstracts" in g["count"]["text"], (w, g["box"]["text"])
+        assert g["count"]["top"] >= g["bar"]["bottom"] - 1, f"at {w} px the count lies over the bar: {g}"
+        assert g["box"]["left"] - 1 <= g["count"]["left"] and g["count"]["right"] <= g["box"]["right"] + 1, \
+            f"at {w} px the count runs out of its column: {g}"
+        assert not bad, f"the Library tab while indexing at {w} px sticks out sideways:\n" + "\n".join(bad)
+
+    page.wait_for_function("document.querySelector('#pc-ingest-result').innerText.includes('added 76')")
+    assert "76 papers in the library" in page.inner_text("#pc-ingest-result")
+    page.wait_for_function("document.querySelector('#pc-lib-note').innerText.includes('76 papers')")
+    assert not page.errors, page.errors
+    page.close()
