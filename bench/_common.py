@@ -105,6 +105,18 @@ def write_results(name: str, figures: dict, m: dict, started: float) -> Path:
     return path
 
 
+def checkout(rev: str, prefix: str = "paperchat-before-") -> Path:
+    """The tree of `rev` (git archive) in a new temporary folder: the "before" side of a bench that runs
+    both codes in one run. The caller removes it."""
+    import subprocess
+    import tempfile
+
+    dest = Path(tempfile.mkdtemp(prefix=prefix))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
 # -- small statistics ------------------------------------------------------------------------------
 
 def pct(values: list[float], q: float) -> float:

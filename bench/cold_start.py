@@ -89,15 +89,6 @@ def codes_root(name: str, codes: list[tuple[str, Path]]) -> Path:
     return next((code for label, code in codes if f"({label})" in name), C.ROOT)
 
 
-def checkout(rev: str) -> Path:
-    import tempfile
-
-    dest = Path(tempfile.mkdtemp(prefix="cold-start-before-"))
-    archive = subprocess.run(["git", "-C", str(C.ROOT), "archive", rev], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return dest
-
-
 def importtime(cmd_args: list[str], env) -> tuple[list[dict], dict[str, float], float]:
     code = ("import sys; sys.argv = ['paperchat'] + sys.argv[1:]; from rag.cli import main; "
             "sys.exit(main())")
@@ -135,7 +126,7 @@ def main() -> int:
     env = {**os.environ, "PAPERCHAT_HOME": str(args.home), "PAPERCHAT_LIBRARY": args.library,
            "ANONYMIZED_TELEMETRY": "False", "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", "")}
     tasks = {"search": ["search", args.query], "ask": ["ask", args.question], "summarise": ["summarise", args.topic]}
-    codes = [("after", C.ROOT)] + ([("before", checkout(args.before_rev))] if args.before_rev else [])
+    codes = [("after", C.ROOT)] + ([("before", C.checkout(args.before_rev, "cold-start-before-"))] if args.before_rev else [])
     cmds: dict[str, tuple[list[str], dict]] = {"python -c pass": ([sys.executable, "-c", "pass"], env)}
     for label, code in codes:
         cenv = {**env, "PYTHONPATH": str(code)}

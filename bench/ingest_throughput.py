@@ -20,6 +20,8 @@
 
   4. paperchat_sequential  the same ingest with each batch written right after it is embedded (no
               overlap: how ingest ran before issue 19), to show what the overlap buys;
+  2c. paperchat_before  the same ingest by the code of --before-rev (git archive), in a subprocess that loads
+              its own copy of the model before the timing starts: a change to ingest before and after in one run;
   5. endpoint the same ingest through an OpenAI-compatible /v1/embeddings server serving the same int8
               MiniLM (bench/embedding_server.py, its own process on the same cores), under the name a service
               such as TEI gives it (all-MiniLM-L6-v2), so the role sentences go through it too.
@@ -30,6 +32,8 @@ Goals: paperchat/raw >= 0.95 (issue 34; before it, paperchat/raw_all >= 1.0) and
     .venv/bin/python bench/ingest_throughput.py --corpus scifact     # SciFact's 5,183 (long: ~20 min)
     .venv/bin/python bench/ingest_throughput.py --n 3000 --repeat 3  # larger; best of 3, order rotated
     .venv/bin/python bench/ingest_throughput.py --repeat 3 --skip-langchain --skip-endpoint --skip-sequential
+    .venv/bin/python bench/ingest_throughput.py --repeat 3 --skip-langchain --skip-endpoint --skip-sequential \
+        --skip-before --before-rev main                               # this tree's ingest against main's
     .venv/bin/python bench/ingest_throughput.py --langchain-persist  # also LangChain into an on-disk Chroma
     PAPERCHAT_CHUNK__MAX_CHARS=800 .venv/bin/python bench/ingest_throughput.py   # other chunk settings
 
@@ -200,6 +204,42 @@ def run_paperchat(corpus_file: Path, workdir: Path, embedder, n_papers: int, ove
     return {"seconds": wall, "cpu": cpu, "open_seconds": t_open, "breakdown": parts, "home": home}
 
 
+BEFORE = r"""
+import json, sys, time
+from pathlib import Path
+tree, corpus, home = sys.argv[1:4]
+sys.path[:] = [tree] + [p for p in sys.path[1:] if p != sys.argv[4]]
+import rag
+assert rag.__file__.startswith(tree), rag.__file__
+from rag.embedders import get_embedder
+from rag.library.library import Library
+from rag.settings import Settings
+embedder = get_embedder("minilm")
+embedder.embed_array(["warm up: load the ONNX session before any timing"])
+lib = Library(Settings(home=Path(home), library="bench"), embedder=embedder)
+t, c = time.perf_counter(), time.process_time()
+report = lib.ingest([Path(corpus)], progress=False)
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu": time.process_time() - c, "added": report.added}))
+"""
+
+
+def run_before(tree: Path, corpus_file: Path, workdir: Path, n_papers: int) -> dict:
+    """Library.ingest by the code in `tree` (another revision), timed inside its own process as run_paperchat
+    times this tree's: a fresh home, the model loaded first."""
+    import subprocess
+
+    home = Path(tempfile.mkdtemp(prefix="home-before-", dir=workdir))
+    env = {**os.environ, "PAPERCHAT_HOME": str(home), "PYTHONPATH": str(tree)}
+    proc = subprocess.run([sys.executable, "-c", BEFORE, str(tree), str(corpus_file), str(home), str(C.ROOT)],
+                          cwd=tree, env=env, capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError(f"the before ingest failed:\n{proc.stderr[-3000:]}")
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["added"] == n_papers, f"the before ingest added {res['added']} of {n_papers}"
+    shutil.rmtree(home, ignore_errors=True)
+    return res
+
+
 def start_endpoint(embedder_name: str = "minilm", extra: tuple[str, ...] = ()):
     """bench/embedding_server.py in its own process: the same int8 MiniLM behind /v1/embeddings
     (`extra`: more of its options, e.g. ("--cpus", "0", "--threads", "1"))."""
@@ -244,6 +284,7 @@ def main() -> int:
     ap.add_argument("--skip-sequential", action="store_true", help="skip the ingest without overlap")
     ap.add_argument("--skip-before", action="store_true", help="skip raw_all and the two-pass ingest (issue 34's before)")
     ap.add_argument("--skip-endpoint", action="store_true", help="skip ingest through a loopback embedding server")
+    ap.add_argument("--before-rev", default="", help="also ingest with this revision's code (git archive), in one run")
     ap.add_argument("--langchain-persist", action="store_true", help="also time LangChain into an on-disk Chroma")
     ap.add_argument("--chroma-server", action="store_true",
                     help="also ingest into a `chroma run` server on loopback (the writes in another process)")
@@ -256,7 +297,7 @@ def main() -> int:
     from rag.settings import Settings
 
     work = Path(tempfile.mkdtemp(prefix="paperchat-bench-ingest-"))
-    server = chroma = None
+    server = chroma = before_tree = None
     try:
         corpus_file = C.corpus_from_args(args, work)
         papers = C.load_papers(corpus_file)
@@ -286,7 +327,7 @@ def main() -> int:
         # paperchat embeds per write batch of BATCH papers (what is not cached yet), length-sorted within it
         from rag.library.ingest import BATCH
 
-        pc_pos, i, by_paper = 0, 0, defaultdict(list)
+        pc_pos, by_paper = 0, defaultdict(list)
         for k, c in enumerate(chunks):
             by_paper[c.paper_id].append(k)
         pids = list(dict.fromkeys(c.paper_id for c in chunks))
@@ -310,7 +351,10 @@ def main() -> int:
                 ([] if args.skip_endpoint else ["endpoint"]) + \
                 ([] if args.skip_langchain else ["langchain"]) + \
                 (["langchain_persist"] if args.langchain_persist and not args.skip_langchain else []) + \
-                (["paperchat_server"] if args.chroma_server else [])
+                (["paperchat_server"] if args.chroma_server else []) + \
+                (["paperchat_before"] if args.before_rev else [])
+        if args.before_rev:
+            before_tree = C.checkout(args.before_rev, "ingest-before-")
         chroma = C.start_chroma_server(work / "chroma-server") if args.chroma_server else None
         if not args.skip_endpoint:
             from rag.embedders.endpoint import EndpointEmbeddings
@@ -339,6 +383,9 @@ def main() -> int:
                         pc_runs.append(res)
                     shutil.rmtree(res["home"], ignore_errors=True)
                     s, cpu = res["seconds"], res["cpu"]
+                elif p == "paperchat_before":
+                    res = run_before(before_tree, corpus_file, work, n_papers)
+                    s, cpu = res["seconds"], res["cpu"]
                 elif p == "langchain":
                     s, cpu = run_langchain(chunks, ef)
                 else:
@@ -354,7 +401,8 @@ def main() -> int:
         print(f"{'path':<20}{'seconds':>10}{'abstracts/s':>14}{'chunks/s':>11}{'CPU s':>9}")
         labels = {"raw": "raw embedder", "raw_all": "… + each sentence", "paperchat": "paperchat ingest",
                   "paperchat_two_pass": "… two passes (before)", "paperchat_sequential": "… no overlap",
-                  "endpoint": "… via endpoint", "paperchat_server": "… Chroma server", "langchain": "langchain (memory)", "langchain_persist": "langchain (on disk)"}
+                  "endpoint": "… via endpoint", "paperchat_server": "… Chroma server",
+                  "paperchat_before": f"… {args.before_rev} (before)", "langchain": "langchain (memory)", "langchain_persist": "langchain (on disk)"}
         for p in paths:
             print(f"{labels[p]:<20}{best[p]:>10.1f}{rate[p]:>14.1f}{len(chunks) / best[p]:>11.1f}{best_cpu[p]:>9.1f}")
         ratios = {"paperchat/raw": rate["paperchat"] / rate["raw"]}
@@ -366,6 +414,9 @@ def main() -> int:
             ratios["paperchat_no_overlap/raw"] = rate["paperchat_sequential"] / rate["raw"]
         if "paperchat_server" in rate:
             ratios["paperchat_server/raw"] = rate["paperchat_server"] / rate["raw"]
+        if "paperchat_before" in rate:
+            ratios["paperchat/paperchat_before"] = rate["paperchat"] / rate["paperchat_before"]
+            ratios["paperchat_before/raw"] = rate["paperchat_before"] / rate["raw"]
         if "endpoint" in rate:
             ratios["endpoint/in_process"] = rate["endpoint"] / rate["paperchat"]
         if "langchain" in rate:
@@ -373,13 +424,15 @@ def main() -> int:
         if "langchain_persist" in rate:
             ratios["paperchat/langchain_on_disk"] = rate["paperchat"] / rate["langchain_persist"]
         cpu_of = {"raw": "raw", "raw_all": "raw_all", "langchain": "langchain", "langchain_on_disk": "langchain_persist",
-                  "in_process": "paperchat", "paperchat_two_pass": "paperchat_two_pass"}
+                  "in_process": "paperchat", "paperchat_two_pass": "paperchat_two_pass",
+                  "paperchat_before": "paperchat_before"}
         num_of = {"raw_all": "raw_all", "paperchat": "paperchat", "paperchat_server": "paperchat_server", "paperchat_no_overlap": "paperchat_sequential", "endpoint": "endpoint",
-                  "paperchat_two_pass": "paperchat_two_pass"}
+                  "paperchat_two_pass": "paperchat_two_pass", "paperchat_before": "paperchat_before"}
         cpu_ratios = {k: best_cpu[cpu_of[k.split("/")[1]]] / best_cpu[num_of[k.split("/")[0]]] for k in ratios}
         goals = {"paperchat/raw": 0.95, "paperchat/paperchat_two_pass": None, "paperchat_two_pass/raw_all": None, "raw_all/raw": None,
                  "paperchat_no_overlap/raw": None, "paperchat_server/raw": None, "paperchat/langchain": 1.3,
-                 "paperchat/langchain_on_disk": 1.3, "endpoint/in_process": None}
+                 "paperchat/langchain_on_disk": 1.3, "endpoint/in_process": None,
+                 "paperchat/paperchat_before": None, "paperchat_before/raw": None}
         print()
         for k, v in ratios.items():
             goal = "no goal" if goals[k] is None else f"goal >= {goals[k]}: {'met' if v >= goals[k] else 'NOT met'}"
@@ -394,7 +447,7 @@ def main() -> int:
             print(f"  {k:<42}{v:8.2f} s  {100 * v / pc['seconds']:5.1f} %")
 
         figures = {
-            "corpus": args.corpus, "abstracts": n_papers, "chunks": len(chunks), "repeat": args.repeat,
+            "corpus": args.corpus, "abstracts": n_papers, "before_rev": args.before_rev or None, "chunks": len(chunks), "repeat": args.repeat,
             "chunk_settings": settings.chunk.model_dump(),
             "seconds": {p: round(s, 2) for p, s in best.items()},
             "seconds_all": {p: [round(x, 2) for x in v] for p, v in times.items()},
@@ -414,6 +467,8 @@ def main() -> int:
         sys.path.insert(0, str(C.ROOT / "tests"))  # tests/procs.py: process-group helpers (also when no server ran)
         from procs import stop_group
 
+        if before_tree is not None:
+            shutil.rmtree(before_tree, ignore_errors=True)
         for proc in (server, chroma[0] if chroma else None):
             if proc is not None:
                 stop_group(proc)

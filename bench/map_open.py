@@ -116,13 +116,6 @@ def measure(code: Path, name: str, idle: float, timeout_s: float, second_process
     return out
 
 
-def checkout(rev: str) -> Path:
-    dest = Path(tempfile.mkdtemp(prefix="map-open-before-"))
-    archive = subprocess.run(["git", "-C", str(C.ROOT), "archive", rev], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return dest
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--libraries", default="seeds,scifact")
@@ -133,7 +126,7 @@ def main() -> None:
     m = C.print_header("the Map tab opened in Chromium: first open, later opens, a second process; before and after")
     started = time.time()
     figures: dict = {"idle_s": args.idle, "runs": []}
-    codes = [("after", C.ROOT)] + ([("before", checkout(args.before_rev))] if args.before_rev else [])
+    codes = [("after", C.ROOT)] + ([("before", C.checkout(args.before_rev, "map-open-before-"))] if args.before_rev else [])
     for name in [x for x in args.libraries.split(",") if x]:
         for label, code in codes:
             # UMAP's second process on SciFact would take as long again as its first: the seeds show it
