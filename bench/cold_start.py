@@ -117,6 +117,8 @@ def main() -> int:
     ap.add_argument("--library", default="seeds")
     ap.add_argument("--home", type=Path, default=C.BENCH_HOME)
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--name", default="cold_start", help="results file name under bench/results/ (docs/performance.md "
+                                                        "cites cold_start.json's near-quiet run)")
     args = ap.parse_args()
 
     started = time.time()
@@ -204,7 +206,7 @@ def main() -> int:
         "importtime_by_package_ms": {p: round(v, 1) for p, v in pk},
         "heavy_packages_imported": present,
     }
-    C.write_results("cold_start", figures, m, started)
+    C.write_results(args.name, figures, m, started)
     for _, code in codes[1:]:
         import shutil
 

@@ -142,17 +142,27 @@ def test_a_hit_shows_its_chunk_text_from_a_new_library_and_from_one_written_befo
     a library written before holds them as documents and shows the same text."""
     fake_library.ingest([SEEDS], progress=False)
     query = "transformer approximation bounds attention heads"
-    before = [(h.paper.paper_id, h.text) for h in search(fake_library, query, k=5)]
-    assert all(text and text in fake_library.get_papers([pid])[pid].abstract for pid, text in before)
+
+    def shown(hits) -> list[tuple[str, str]]:
+        pairs = [(h.paper.paper_id, h.text) for h in hits]
+        papers = fake_library.get_papers([pid for pid, _ in pairs])
+        assert pairs and all(text and text in papers[pid].abstract for pid, text in pairs), pairs
+        return pairs
+
+    shown(search(fake_library, query, k=5))
     col = fake_library.collections.chunks
     got = col.get(include=["documents", "metadatas", "embeddings"])
     assert not any(got["documents"]) and all(m["text"] for m in got["metadatas"])
+    texts = fake_library.chunk_texts(got["ids"])
     # the same chunks as an older library wrote them: the text as the document, none in the metadata
     col.delete(ids=got["ids"])  # (an upsert would keep the metadata's old keys)
     col.add(ids=got["ids"], embeddings=got["embeddings"], documents=[m["text"] for m in got["metadatas"]],
             metadatas=[{k: v for k, v in m.items() if k != "text"} for m in got["metadatas"]])
     assert "text" not in col.get(ids=got["ids"][:1], include=["metadatas"])["metadatas"][0]
-    assert [(h.paper.paper_id, h.text) for h in search(fake_library, query, k=5)] == before
+    # Every chunk shows the same text. (Not the same hits: the vector index rebuilt by delete and add is
+    # approximate, and with the fake embedder's near ties it may order neighbours differently.)
+    assert fake_library.chunk_texts(got["ids"]) == texts
+    shown(search(fake_library, query, k=5))
 
 
 def test_chunks_fit_the_embedders_window_and_carry_metadata():
