@@ -17,11 +17,11 @@
               (PAPERCHAT_CHUNK__ONE_PASS=false). Since issue 34 every sentence's vector is pooled from its
               chunk's pass (rag.reading.windows), so ingest hands the model the chunks alone: paperchat/raw is
               the goal (>= 0.95), and paperchat/paperchat_two_pass what one pass buys;
+  2c. paperchat_before  the same ingest by the code of --before-rev (git archive), in a subprocess that loads
+              its own copy of the model before the timing starts: a change to ingest before and after in one run;
 
   4. paperchat_sequential  the same ingest with each batch written right after it is embedded (no
               overlap: how ingest ran before issue 19), to show what the overlap buys;
-  2c. paperchat_before  the same ingest by the code of --before-rev (git archive), in a subprocess that loads
-              its own copy of the model before the timing starts: a change to ingest before and after in one run;
   5. endpoint the same ingest through an OpenAI-compatible /v1/embeddings server serving the same int8
               MiniLM (bench/embedding_server.py, its own process on the same cores), under the name a service
               such as TEI gives it (all-MiniLM-L6-v2), so the role sentences go through it too.

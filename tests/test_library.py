@@ -143,11 +143,10 @@ def test_a_hit_shows_its_chunk_text_from_a_new_library_and_from_one_written_befo
     fake_library.ingest([SEEDS], progress=False)
     query = "transformer approximation bounds attention heads"
 
-    def shown(hits) -> list[tuple[str, str]]:
+    def shown(hits) -> None:  # each hit shows a text of its own abstract
         pairs = [(h.paper.paper_id, h.text) for h in hits]
         papers = fake_library.get_papers([pid for pid, _ in pairs])
         assert pairs and all(text and text in papers[pid].abstract for pid, text in pairs), pairs
-        return pairs
 
     shown(search(fake_library, query, k=5))
     col = fake_library.collections.chunks
