@@ -117,6 +117,38 @@ def checkout(rev: str, prefix: str = "paperchat-before-") -> Path:
     return dest
 
 
+def merge_base(rev: str | None) -> str:
+    """The "before" revision: `rev` if given, else where this branch left main."""
+    import subprocess
+
+    return rev or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
+                                 capture_output=True, text=True).stdout.strip()
+
+
+def before_side(rev: str, module: str, call: str):
+    """`module.call` (a call written as Python, e.g. "run_side(Path('/h'), ['rlhf'])") run by the rag/ of
+    `rev` in its own process; its JSON result. The bench module itself is this checkout's; it must not
+    import rag at its top, so that `rag` is the exported revision's (asserted)."""
+    import shutil
+    import subprocess
+
+    tree = str(checkout(rev))
+    try:
+        # _common put this checkout on sys.path when the module imported it: take it off again
+        code = (f"import sys, json; from pathlib import Path; sys.path.insert(0, {str(ROOT / 'bench')!r}); "
+                f"import {module} as s; "
+                f"sys.path[:] = [{tree!r}] + [p for p in sys.path if p not in ({str(ROOT)!r}, '')]; "
+                f"import rag; assert rag.__file__.startswith({tree!r}), rag.__file__; "
+                f"print(json.dumps(s.{call}))")
+        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": tree}, cwd=tree,
+                              capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
 # -- small statistics ------------------------------------------------------------------------------
 
 def pct(values: list[float], q: float) -> float:

@@ -54,9 +54,20 @@ def main() -> None:
         print(f"raw embedder, chunks of the first {len(first)} abstracts: {raw_first:.2f} abstracts/s")
 
         marks: list[tuple[int, float]] = [(0, time.perf_counter())]
+        shown = [0, marks[0][1]]
+
+        def on_progress(n: int) -> None:
+            # printed as it goes, so a run stopped early (the full 87k takes hours) still says its rates
+            marks.append((n, time.perf_counter()))
+            if n >= shown[0] + seg:
+                t = marks[-1][1]
+                print(f"  {n:,d} abstracts, {(n - shown[0]) / (t - shown[1]):.2f} abstracts/s in the last "
+                      f"{n - shown[0]:,d}, {t - marks[0][1]:.0f} s in", flush=True)
+                shown[:] = [n, t]
+
         lib = Library(settings)
         t0 = time.perf_counter()
-        report = lib.ingest([corpus], progress=False, on_progress=lambda n: marks.append((n, time.perf_counter())))
+        report = lib.ingest([corpus], progress=False, on_progress=on_progress)
         total = time.perf_counter() - t0
         rss = C.rss_mb()
         raw_last = raw_rate(probe, C.make_chunks(last, settings, probe), len(last))

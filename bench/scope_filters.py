@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import pickle
-import subprocess
 import sys
 import tempfile
 import time
@@ -77,19 +75,8 @@ def run_side(catalogue_file: str) -> dict:
 
 
 def before_side(rev: str, catalogue_file: str) -> dict:
-    """run_side with the rag/ of `rev`, exported to a temporary folder and run in a subprocess."""
-    with tempfile.TemporaryDirectory(prefix="paperchat-before-") as tmp:
-        archive = subprocess.run(["git", "-C", str(C.ROOT), "archive", rev], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        code = (f"import sys, json; sys.path.insert(0, {str(C.ROOT / 'bench')!r}); import scope_filters as s; "
-                f"sys.path[:] = [{tmp!r}] + [p for p in sys.path if p not in ({str(C.ROOT)!r}, '')]; "
-                f"import rag; assert rag.__file__.startswith({tmp!r}), rag.__file__; "
-                f"print(json.dumps(s.run_side({catalogue_file!r})))")
-        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": tmp}, cwd=tmp,
-                              capture_output=True, text=True)
-        if proc.returncode:
-            raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+    """run_side with the rag/ of `rev`, in its own process."""
+    return C.before_side(rev, "scope_filters", f"run_side({catalogue_file!r})")
 
 
 def main() -> int:
@@ -103,8 +90,7 @@ def main() -> int:
     from rag.loaders import load_file
     from rag.records import Paper
 
-    rev = args.before_rev or subprocess.run(["git", "-C", str(C.ROOT), "merge-base", "HEAD", "main"], check=True,
-                                            capture_output=True, text=True).stdout.strip()
+    rev = C.merge_base(args.before_rev)
     started = time.time()
     m = C.print_header("scoping filters on the facets: venue + year, author, chosen papers (before | after)")
     cat = {}

@@ -3,7 +3,7 @@ related), core recall (core papers cited over min(core, max(cited, 10))) and 'no
 rag.evaluation.mlqa (../shared/data/mlqa/README.md's definitions).
 
 "before" is the code of --before-rev (default: the merge-base with main), exported with `git archive` and
-run in a subprocess on the same library (bench/summarise_topics.before_side); "after" is this checkout.
+run in a subprocess on the same library (`before_side` in bench/_common.py); "after" is this checkout.
 
     .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa            # test areas
     .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa --split train
@@ -17,14 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import _common as C  # noqa: E402 - puts ROOT on sys.path
 MLQA = ROOT.parent / "shared" / "data" / "mlqa"
 
 
@@ -48,19 +47,8 @@ def run_side(home: str, library: str, topics: list[str]) -> dict[str, dict]:
 
 
 def before_side(rev: str, home: str, library: str, topics: list[str]) -> dict[str, dict]:
-    with tempfile.TemporaryDirectory(prefix="paperchat-before-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        code = (f"import sys, json; sys.path[:] = [{tmp!r}] + [p for p in sys.path if p not in ({str(ROOT)!r}, '')]; "
-                f"sys.path.append({str(ROOT / 'bench')!r}); import summarise_mlqa as s; "
-                f"sys.path.remove({str(ROOT)!r}) if {str(ROOT)!r} in sys.path else None; "
-                f"import rag; assert rag.__file__.startswith({tmp!r}), rag.__file__; "
-                f"print(json.dumps(s.run_side({home!r}, {library!r}, {topics!r})))")
-        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": tmp}, cwd=tmp,
-                              capture_output=True, text=True)
-        if proc.returncode:
-            raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+    """run_side with the rag/ of `rev`, in its own process."""
+    return C.before_side(rev, "summarise_mlqa", f"run_side({home!r}, {library!r}, {topics!r})")
 
 
 def figures(side: dict[str, dict], areas) -> tuple[dict, list]:
@@ -107,8 +95,7 @@ def main() -> None:
 
     areas = load_topics(MLQA, args.split)
     topics = [a.topic for a in areas]
-    rev = args.before_rev or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
-                                            capture_output=True, text=True).stdout.strip()
+    rev = C.merge_base(args.before_rev)
     before = before_side(rev, args.home, args.library, topics)
     after = run_side(args.home, args.library, topics)
     fb, sb = figures(before, areas)

@@ -30,16 +30,14 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import PAPERLISTS, ROOT, print_header, write_results  # noqa: E402
+from _common import PAPERLISTS, ROOT, merge_base, print_header, write_results  # noqa: E402
+from _common import before_side as before_side_of  # noqa: E402
 
 LIBRARY = "topics"
 SUMMARY_CAP = 15  # rag.tasks.themes.MAX_PAPERS: recall is counted against at most this many papers
@@ -192,21 +190,8 @@ def run_side(home: Path, topics: list[str]) -> dict[str, dict]:
 
 
 def before_side(rev: str, home: Path, topics: list[str]) -> dict[str, dict]:
-    """run_side with the code of `rev`, exported to a temporary folder and run in a subprocess."""
-    with tempfile.TemporaryDirectory(prefix="paperchat-before-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        env = {**os.environ, "PYTHONPATH": tmp}
-        # _common puts this checkout on sys.path: take it off again, so `rag` is the exported revision's
-        code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'bench')!r}); "
-                f"import summarise_topics as s; from pathlib import Path; "
-                f"sys.path[:] = [{tmp!r}] + [p for p in sys.path if p not in ({str(ROOT)!r}, '')]; "
-                f"import rag; assert rag.__file__.startswith({tmp!r}), rag.__file__; "
-                f"print(json.dumps(s.run_side(Path({str(home)!r}), {topics!r})))")
-        proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp, capture_output=True, text=True)
-        if proc.returncode:
-            raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+    """run_side with the rag/ of `rev`, in its own process."""
+    return before_side_of(rev, "summarise_topics", f"run_side(Path({str(home)!r}), {topics!r})")
 
 
 def share(side: dict[str, dict], gold: dict[str, set[str]], loose: dict[str, set[str]] | None = None,
@@ -256,8 +241,7 @@ def main() -> None:
     open_library(args.home, corpus)
     if args.ingest_only:
         return
-    rev = args.before_rev or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
-                                            capture_output=True, text=True).stdout.strip()
+    rev = merge_base(args.before_rev)
     lib, _ = open_library(args.home)
     ids = {p.paper_id for p in lib.papers()}
     narrow = narrow_topics(corpus, limit=args.narrow)

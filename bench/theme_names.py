@@ -23,17 +23,14 @@ Topics are split in two halves (even and odd positions of the list): the namer w
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import PAPERLISTS, ROOT, print_header, write_results  # noqa: E402
+from _common import PAPERLISTS, ROOT, merge_base, print_header, write_results  # noqa: E402
+from _common import before_side as before_side_of  # noqa: E402
 from summarise_topics import TOPICS, build_corpus, narrow_topics, open_library  # noqa: E402
 
 SEED_TOPICS = ("optimal transport", "reinforcement learning from human feedback", "diffusion models",
@@ -167,21 +164,8 @@ def run_side(home: Path, topics: list[str], library: str = "topics") -> dict[str
 
 
 def before_side(rev: str, home: Path, topics: list[str], library: str) -> dict[str, list[dict]]:
-    """run_side with the code of `rev`, exported with `git archive` and run in a subprocess (as
-    bench/summarise_topics.py runs its before side)."""
-    with tempfile.TemporaryDirectory(prefix="paperchat-before-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'bench')!r}); "
-                f"import theme_names as s; from pathlib import Path; "
-                f"sys.path[:] = [{tmp!r}] + [p for p in sys.path if p not in ({str(ROOT)!r}, '')]; "
-                f"import rag; assert rag.__file__.startswith({tmp!r}), rag.__file__; "
-                f"print(json.dumps(s.run_side(Path({str(home)!r}), {topics!r}, {library!r})))")
-        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": tmp}, cwd=tmp,
-                              capture_output=True, text=True)
-        if proc.returncode:
-            raise SystemExit(f"the before side failed:\n{proc.stderr[-3000:]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+    """run_side with the rag/ of `rev`, in its own process (as bench/summarise_topics.py runs its before side)."""
+    return before_side_of(rev, "theme_names", f"run_side(Path({str(home)!r}), {topics!r}, {library!r})")
 
 
 def judge(side: dict[str, list[dict]], topics: list[str]) -> dict:
@@ -229,8 +213,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     open_library(args.home, corpus)  # ingests on first run only
     seeds_library(args.seeds_home)
-    rev = args.before_rev or subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
-                                            capture_output=True, text=True).stdout.strip()
+    rev = merge_base(args.before_rev)
     topics = list(TOPICS) + list(narrow_topics(corpus))
     halves = {"tune": topics[0::2], "report": topics[1::2]}
     sides = {"before": before_side(rev, args.home, topics, "topics"), "after": run_side(args.home, topics)}
