@@ -298,3 +298,36 @@ def test_the_standalone_page_shows_tex_as_unicode_not_as_source():
     assert "O(n log n)" in page or "𝒪(n log n)" in page
     assert "α≤β" in page.replace(" ", "")
     assert r"\mathcal" not in page and r"\alpha" not in page
+
+
+def test_the_map_drawn_as_the_ui_starts_imports_none_of_paperchat_beside_it(tmp_path):
+    """The UI starts computing the map on a thread while its own thread goes on building and launching. A
+    thread importing paperchat's modules while another does can meet importlib's deadlock guard and get a
+    half-initialised module (a cold `search` died so, tests/test_concurrency.py): the map's thread may lay
+    out and write the map; every paperchat module it needs is imported with the UI."""
+    import subprocess
+    import sys
+
+    script = r"""
+import sys
+from pathlib import Path
+from rag.library.library import Library
+from rag.settings import Settings
+import ui.app  # everything the UI imports as it starts
+from ui.maptab import MapTab
+home = Path(sys.argv[1])
+lib = Library(Settings(home=home, embedder="fake"))
+lib.ingest([Path(sys.argv[2])], progress=False)
+tab = MapTab(lib, lib.settings, home / "ui")
+before = {m for m in sys.modules if m == "rag" or m.startswith("rag.")}
+tab.warm()
+tab._worker.join()
+after = {m for m in sys.modules if m == "rag" or m.startswith("rag.")}
+print(tab._ready is not None, tab._error or "-", sorted(after - before))
+"""
+    p = subprocess.run([sys.executable, "-c", script, str(tmp_path / "home"), str(SEEDS)], capture_output=True,
+                       text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent,
+                       env={**__import__("os").environ, "ANONYMIZED_TELEMETRY": "False"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split(" ", 2)[:2] == ["True", "-"], p.stdout  # the map was drawn
+    assert p.stdout.split(" ", 2)[2].strip() == "[]", f"the map's thread imported {p.stdout.split(' ', 2)[2]}"

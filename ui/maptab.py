@@ -18,6 +18,10 @@ from urllib.parse import quote
 
 import gradio as gr
 
+# Imported with the UI, not on the map's thread: that thread starts while the UI goes on importing, and two
+# threads importing paperchat's modules at once can meet importlib's deadlock guard (tests/test_map.py)
+from rag.maps.build import TooFewPapers, library_map, needs_refit, refit_in_background, refitting
+from rag.maps.page import plotly_js_path, viewer_data, viewer_js
 from ui.render import card, empty_panel, h
 
 log = logging.getLogger("paperchat.ui")
@@ -63,9 +67,6 @@ class MapTab:
     # -- computing ------------------------------------------------------------------------------
 
     def _compute(self, background: bool = False) -> None:
-        from rag.maps.build import TooFewPapers, library_map, needs_refit, refit_in_background, refitting
-        from rag.maps.page import viewer_data
-
         if background:
             _lower_priority()
         try:
@@ -98,8 +99,6 @@ class MapTab:
     def _current(self, background: bool = False) -> bool:
         """True when the map shown is that of the library's current generation and no refit has finished
         since; else starts bringing it up to date."""
-        from rag.maps.build import refitting
-
         self.library.refresh()
         gen = self.library.records.generation  # the generation the map is keyed on
         with self._lock:
@@ -114,8 +113,6 @@ class MapTab:
 
     def view(self):
         """The tab's HTML, and whether to keep polling."""
-        from rag.maps.build import refitting
-
         if not self._current() and self._worker is not None:
             self._worker.join(timeout=3.0)  # small libraries are done by now: no flash of "computing"
         running = self._worker is not None and self._worker.is_alive()
@@ -129,7 +126,6 @@ class MapTab:
                     f"takes seconds for a few thousand papers, a few minutes for 90,000)</div>"), gr.Timer(active=True)
         gen, path, note = self._ready
         polling = (self._worker is not None and self._worker.is_alive()) or (bool(note) and refitting(self.library))
-        from rag.maps.page import plotly_js_path
 
         note_html = f'<p class="pc-note">{h(note)}</p>' if note else ""
         n = int(Path(path).stem.split("-")[1])  # the map's papers (named in its file): which plotly.js it needs
@@ -147,8 +143,6 @@ class MapTab:
         return card(0, None, got[paper_id])
 
     def allowed_paths(self) -> list[str]:
-        from rag.maps.page import plotly_js_path
-
         return [str(self.root), str(plotly_js_path().parent), str(plotly_js_path(0).parent)]
 
     # -- layout ---------------------------------------------------------------------------------
@@ -173,8 +167,6 @@ class MapTab:
 
     def js(self) -> str:
         """The client side: the viewer plus the glue to Gradio (one arrow function body for launch's js)."""
-        from rag.maps.page import plotly_js_path, viewer_js
-
         # where plotly.js is served: map.js loads it while the browser is idle, before the tab is opened (the
         # bundle for the library's size now; a map that outgrew it loads the other on open)
         bundle = plotly_js_path(len(self.library.catalogue))

@@ -20,6 +20,8 @@ import warnings
 
 import numpy as np
 
+from rag.maps.small_tsne import tsne
+
 PLACE_NEIGHBOURS = 10
 ITERATIONS = 300  # after the exaggerated phase: on SciFact 150 + 300 keep the share of 250 + 500 (0.484 vs 0.486) for half the CPU
 EXAGGERATION_ITERATIONS = 150
@@ -53,8 +55,6 @@ def tsne_2d(vectors: np.ndarray, perplexity: float = 30.0, seed: int | None = 42
     x = np.asarray(vectors, dtype=np.float32)
     n = len(x)
     if n <= EXACT_UP_TO:
-        from rag.maps.small_tsne import tsne
-
         p = min(perplexity, max(2.0, (n - 1) / 3.0))
         return tsne(unit_rows(x), pca_2d(x), p, EXAGGERATION_ITERATIONS, ITERATIONS)
     from openTSNE import TSNE, affinity, nearest_neighbors
