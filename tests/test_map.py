@@ -305,6 +305,7 @@ def test_the_map_drawn_as_the_ui_starts_imports_none_of_paperchat_beside_it(tmp_
     thread importing paperchat's modules while another does can meet importlib's deadlock guard and get a
     half-initialised module (a cold `search` died so, tests/test_concurrency.py): the map's thread may lay
     out and write the map; every paperchat module it needs is imported with the UI."""
+    import os
     import subprocess
     import sys
 
@@ -327,7 +328,8 @@ print(tab._ready is not None, tab._error or "-", sorted(after - before))
 """
     p = subprocess.run([sys.executable, "-c", script, str(tmp_path / "home"), str(SEEDS)], capture_output=True,
                        text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent,
-                       env={**__import__("os").environ, "ANONYMIZED_TELEMETRY": "False"})
+                       env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
     assert p.returncode == 0, p.stderr[-2000:]
-    assert p.stdout.split(" ", 2)[:2] == ["True", "-"], p.stdout  # the map was drawn
-    assert p.stdout.split(" ", 2)[2].strip() == "[]", f"the map's thread imported {p.stdout.split(' ', 2)[2]}"
+    drawn, error, imported = p.stdout.strip().split(" ", 2)
+    assert (drawn, error) == ("True", "-"), p.stdout  # the map was drawn
+    assert imported == "[]", f"the map's thread imported {imported}"
