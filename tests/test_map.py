@@ -68,12 +68,16 @@ def test_near_on_the_map_means_near_by_vector(seeds_library, seeds_map):
     assert share > 0.4 and share > pca, (share, pca)
 
 
-def test_diffusion_papers_share_a_region(seeds_library, seeds_map):
+def test_diffusion_papers_sit_side_by_side(seeds_library, seeds_map):
     from seed_questions import seed
 
     a, b = seed(seeds_library, "001:9").paper_id, seed(seeds_library, "004:19").paper_id
-    region = dict(zip(seeds_map.ids, seeds_map.region))
-    assert region[a] == region[b]
+    xy = dict(zip(seeds_map.ids, seeds_map.xy))
+    d = {p: float(np.linalg.norm(xy[a] - xy[p])) for p in seeds_map.ids if p != a}
+    # Among the 3 nearest of 75 on the picture. Not "in one region": the t-SNE layout differs in its last
+    # digits between CPUs, and on one host (2026-12-04) the two were nearest neighbours yet k-means, at its
+    # lowest-inertia cut of 40 restarts too, drew a region border between them.
+    assert sorted(d, key=d.get).index(b) < 3
 
 
 def test_an_unchanged_library_is_not_laid_out_again(seeds_library, seeds_map, monkeypatch):
