@@ -27,8 +27,11 @@ dev: $(VENV)/.dev
 run: install
 	$(BIN)/paperchat serve --seed
 
+# Two worker processes: most tests wait on one child process at a time, so on 2 cores the suite took
+# 32.5 min one at a time and 20.4 min in two (docs/performance.md, "The test suite"). TEST_WORKERS=0: in-process.
+TEST_WORKERS ?= 2
 test: dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 seed: install
 	$(BIN)/paperchat ingest seeds/
