@@ -366,14 +366,14 @@ def main(argv: list[str] | None = None, vectors=None) -> int:
           file=sys.stderr)
     ml, others = sets["mlqa"]["train"], sets["pubmedqa"]["train"] + sets["scifact"]["train"]
     grid = []
-    for kind in MODELS:
+    for model in MODELS:  # (not `kind`: that is the vectors' kind, which names the folds' folder below)
         for partial in PARTIAL:
             for c in C_GRID:
                 for w in MLQA_WEIGHT:
-                    r, oof, folds = cross_validated(ml, others, c, w, partial, kind, domain)
-                    grid.append({"model": kind, "C": c, "mlqa_weight": w, "partial": partial, **r, "oof": oof,
+                    r, oof, folds = cross_validated(ml, others, c, w, partial, model, domain)
+                    grid.append({"model": model, "C": c, "mlqa_weight": w, "partial": partial, **r, "oof": oof,
                                  "folds": folds})
-                    print(f"{kind:<4} partial {partial:<8} C={c:<5} mlqa x{w:<4} mlqa train (5-fold) MRR "
+                    print(f"{model:<4} partial {partial:<8} C={c:<5} mlqa x{w:<4} mlqa train (5-fold) MRR "
                           f"{r['mrr']:.4f} top-1 {r['top1']:.4f}", file=sys.stderr)
     best = max(grid, key=lambda g: (g["mrr"] + g["top1"], g["model"] == "lr", -g["C"]))
     m = fit([(ml, best["mlqa_weight"]), (others, 1.0)], best["C"], best["partial"], domain, best["model"])

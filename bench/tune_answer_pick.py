@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,15 +88,12 @@ def main() -> int:
         for f in sorted(args.folds.glob("*.npz")):
             m = sc.AnswerScorer.load(f)
             fold_of.update({q: m for q in json.loads(f.with_suffix(".json").read_text(encoding="utf-8"))})
-    shipped = sc.model
     per = []
     for q in load_questions(DATA, args.split):
         hits = search(lib, q.q, s.ask.sources, None, s.ask.dense_weight)
         roles = roles_of([h.paper for h in hits], lib.text_embedder)
-        if args.folds:  # score_abstract reads the model through this name
-            sc.model = (lambda m: lambda: m)(fold_of[q.q])
-        per.append((q, hits, candidates(q.q, hits, lib.text_embedder, roles), library_covers(hits, s)))
-    sc.model = shipped
+        with sc.scored_by(fold_of[q.q]) if args.folds else nullcontext():
+            per.append((q, hits, candidates(q.q, hits, lib.text_embedder, roles), library_covers(hits, s)))
     # WITH_CONTEXT and AFTER_LEAD were measured off in round 2 (docs/quality.md); the lead's paper (rank cost,
     # depth), how many sentences of its paper join it and the bar for another paper are what this grid weighs.
     grid = [(f, a, r, False, False, m, rc, d, o, al) for f in (0.05, 0.1) for a in (0.9, 0.95)

@@ -41,6 +41,29 @@ def test_probabilities_are_probabilities_one_array_per_abstract():
     assert p.shape == (4,) and np.all((p > 0) & (p < 1))
 
 
+def test_a_fold_model_given_to_scored_by_scores_every_kind_of_vector_and_only_inside_its_block():
+    # bench/tune_answer_pick.py chooses the pick's thresholds on each train question scored by the fold model
+    # that did not see it; when the weights per kind of vector came in, its swap stopped reaching
+    # score_abstract and the "out of fold" figures were the shipped model's, in sample.
+    from rag.reading.vector_kind import POOLED, STANDALONE
+
+    class Constant:
+        def predict(self, x):
+            return np.full(len(x), 0.25)
+
+    rng = np.random.default_rng(1)
+    vecs = rng.normal(size=(3, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    sents = ["Deep networks are widely used.", "We study their robustness.", "Wide networks are stable."]
+    shipped = answer_scorer.score_abstract("Are wide networks robust?", sents, vecs, vecs[2], kind=POOLED)
+    with answer_scorer.scored_by(Constant()):
+        for kind in (STANDALONE, POOLED):
+            p = answer_scorer.score_abstract("Are wide networks robust?", sents, vecs, vecs[2], kind=kind)
+            assert np.allclose(p, 0.25), (kind, p)
+    after = answer_scorer.score_abstract("Are wide networks robust?", sents, vecs, vecs[2], kind=POOLED)
+    assert np.allclose(after, shipped) and not np.allclose(after, 0.25)
+
+
 def test_the_sentence_that_answers_is_quoted_first(seeds_library):
     ans = ask(HEADS_Q, seeds_library, settings=seeds_library.settings)
     first = re.split(r"(?<=\]\.) ", ans.answer)[0]

@@ -16,8 +16,10 @@ the sentence answers; the weights ship in `answer_scorer.npz` (numpy only, loade
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -200,8 +202,24 @@ def model() -> AnswerScorer:
 def model_for(kind: str) -> AnswerScorer:
     """The shipped scorer for sentence vectors of `kind` (rag.reading.vector_kind): answer_scorer.npz for both
     kinds while no answer_scorer.pooled.npz ships (a one-pass library's vectors are read out to stand in for
-    sentences embedded alone), loaded once for both (cached by the file)."""
-    return _load(weights_for(WEIGHTS, kind))
+    sentences embedded alone), loaded once for both (cached by the file); inside `scored_by`, its model."""
+    return _override[-1] if _override else _load(weights_for(WEIGHTS, kind))
+
+
+_override: list = []
+
+
+@contextmanager
+def scored_by(m) -> Iterator[None]:
+    """Every sentence scored inside the block is scored by `m` (anything with `predict(features)`), whatever
+    the vectors' kind: how bench/tune_answer_pick.py scores each train question by the fold model that did
+    not see it. (It used to swap `model`, which score_abstract stopped reading when weights per kind came in,
+    so its "out of fold" figures from then on were the shipped model's, in sample.)"""
+    _override.append(m)
+    try:
+        yield
+    finally:
+        _override.pop()
 
 
 def score_abstract(question: str, sentences: list[str], vectors: np.ndarray, question_vector: np.ndarray,
