@@ -68,7 +68,7 @@ LEAD_DEPTH = 3
 # paper: quoting the lead alone only from 0.99 hit 0.811 of train questions, from 0.95 0.767 (both with three
 # more at 0.1); `answers` grades stay right 0.931 of the time (29 graded). Re-measured out of fold 2026-12-05:
 # from 0.99 0.818, from 0.97 0.792, never 0.830 -- never is not taken: one sentence that answers is a complete
-# answer (issue 30), and without a bar a lead at 0.999 always comes with three more of its paper's sentences.
+# answer (issue 30), and without a bar even a lead at 0.999 comes with up to three more of its paper's sentences.
 ALONE_AT: float | None = 0.99
 # Another paper's sentence is quoted beside the lead only at this probability (at least answers_at): at 0.95
 # such quotes were the wrong paper's often enough that `answers` grades were right 0.75 of the time on mlqa
