@@ -43,7 +43,11 @@
   const stackCheck = () => {
     const col = document.getElementById("pc-sources-col"), chat = document.getElementById("pc-chat");
     if (!col || !chat || !col.offsetParent) return;
-    const stacked = col.getBoundingClientRect().top >= chat.getBoundingClientRect().bottom - 4;
+    // Judged across, not down: side by side the column starts right of the chat, stacked it starts under the
+    // chat's left edge. (Down was judged wrong while Gradio still laid out or a streaming answer grew the chat.)
+    const c = col.getBoundingClientRect(), t = chat.getBoundingClientRect();
+    if (!c.width || !t.width) return;
+    const stacked = c.left < t.right - 4;
     if (side.textContent !== SIDE[stacked]) side.textContent = SIDE[stacked];
   };
   window.addEventListener("resize", stackCheck);
