@@ -8,6 +8,7 @@ import numpy as np
 
 from rag.library.embcache import CachedEmbedder
 from rag.records import Paper
+from rag.tasks.linkage import Dendrogram
 from rag.tasks.topicality import Reading
 
 CANDIDATES = 30  # papers retrieved; rag.tasks.topicality decides which of them the summary is about
@@ -79,22 +80,19 @@ def cluster(vecs: np.ndarray, max_themes: int = MAX_THEMES) -> list[np.ndarray]:
     n = len(vecs)
     if n < 4:
         return [np.arange(n)]
-    from scipy.cluster.hierarchy import fcluster, linkage
-    from scipy.spatial.distance import squareform
-
     # Centring removes what every paper shares (the topic itself), so the differences drive the grouping.
     c = vecs - vecs.mean(axis=0, keepdims=True)
     c = c / np.clip(np.linalg.norm(c, axis=1, keepdims=True), 1e-12, None)
     d = np.clip(1.0 - c @ c.T, 0.0, 2.0)
     np.fill_diagonal(d, 0.0)
     d = (d + d.T) / 2
-    z = linkage(squareform(d, checks=False), method="average")
+    tree = Dendrogram(d)
     best, best_labels = -2.0, None
     # Silhouettes of abstract vectors are low and flat (0.05-0.2 on the seeds), so k is kept where
     # themes read well: about 2-5 papers each, then the silhouette picks within that range.
     lo, hi = max(2, math.ceil(n / 5)), max(2, min(max_themes, n // 2))
     for k in range(lo, hi + 1):
-        labels = fcluster(z, k, criterion="maxclust")
+        labels = tree.cut(k)
         if len(np.unique(labels)) < 2:
             continue
         s = _silhouette(d, labels)
