@@ -275,17 +275,14 @@ def run_clustering(n_sets: int) -> dict:
         out["themes"]["mean_ari"] = round(float(np.mean([
             adjusted_rand_score(labels_of(a, 15), labels_of(b, 15)) for a, b in zip(ours, theirs)])), 4)
         # The silhouette alone, on the same labels: ours against scikit-learn's
-        from rag.tasks.themes import _silhouette
+        from rag.tasks.themes import _silhouette, centred_distances
         from sklearn.metrics import silhouette_score
 
         diffs, t_ours, t_sk = [], 0.0, 0.0
         for s, g in zip(sets, ours):
             if len(g) < 2:
                 continue
-            v = x[s] - x[s].mean(axis=0)
-            v /= np.linalg.norm(v, axis=1, keepdims=True)
-            d = np.clip(1 - v @ v.T, 0, 2)
-            np.fill_diagonal(d, 0)
+            d = centred_distances(x[s])
             lab = labels_of(g, 15)
             t = time.perf_counter()
             a = _silhouette(d, lab)

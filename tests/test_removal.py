@@ -148,7 +148,7 @@ def test_kill_9_mid_remove_leaves_a_consistent_library_and_a_rerun_finishes(tmp_
             if counts["papers"] < 4300:
                 break  # killed mid-way: what the test is for
             lo = wait  # too early: this run removed nothing; the next one waits longer
-        else:  # the remove was done before the kill: put the source back, kill the next one sooner
+        else:  # the remove had taken every paper before the kill: put the source back, kill the next one sooner
             hi = wait
             finish(start_cli(["ingest", str(drop)], env))
         wait = rng.uniform(lo, hi) if hi is not None else max(2 * wait, 0.5)

@@ -3,6 +3,7 @@ maxclust did, without importing scipy when a summary starts (bench/cold_start.py
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from rag.tasks.linkage import Dendrogram
+from rag.tasks.themes import centred_distances
 
 hierarchy = pytest.importorskip("scipy.cluster.hierarchy")
 distance = pytest.importorskip("scipy.spatial.distance")
@@ -19,14 +21,6 @@ def _groups(labels) -> set[frozenset[int]]:
     return {frozenset(np.flatnonzero(np.asarray(labels) == v).tolist()) for v in np.unique(labels)}
 
 
-def _cosine_distances(vecs: np.ndarray) -> np.ndarray:
-    c = vecs - vecs.mean(axis=0, keepdims=True)  # as rag.tasks.themes.cluster reads paper vectors
-    c = c / np.linalg.norm(c, axis=1, keepdims=True)
-    d = np.clip(1.0 - c @ c.T, 0.0, 2.0)
-    np.fill_diagonal(d, 0.0)
-    return (d + d.T) / 2
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_groups_equal_scipys_average_linkage_cut_at_every_k(seed):
     rng = np.random.default_rng(seed)
@@ -34,16 +28,17 @@ def test_groups_equal_scipys_average_linkage_cut_at_every_k(seed):
     # papers around a few sub-areas, as a summary's on-topic papers are
     centres = rng.normal(size=(int(rng.integers(2, 7)), 384))
     vecs = centres[rng.integers(0, len(centres), n)] + rng.normal(scale=rng.uniform(0.3, 2.0), size=(n, 384))
-    d = _cosine_distances(vecs)
+    d = centred_distances(vecs)  # as rag.tasks.themes.cluster reads a summary's paper vectors
     z = hierarchy.linkage(distance.squareform(d, checks=False), method="average")
     tree = Dendrogram(d)
     for k in range(1, n + 1):
         assert _groups(tree.cut(k)) == _groups(hierarchy.fcluster(z, k, criterion="maxclust")), (n, k)
 
 
-def test_a_summary_starts_without_importing_scipy(tmp_path):
-    code = ("import sys, numpy as np; from rag.tasks.themes import cluster; "
+def test_a_summary_starts_without_importing_scipy():
+    code = ("import json, sys, numpy as np; from rag.tasks.themes import cluster; "
             "g = cluster(np.random.default_rng(0).normal(size=(12, 8))); "
-            "print(sorted(len(x) for x in g), 'scipy' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out[-1] == "False" and sum(map(int, "".join(out[:-1]).strip("[]").split(","))) == 12
+            "print(json.dumps([sorted(int(i) for x in g for i in x), 'scipy' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    papers, scipy_loaded = json.loads(out)
+    assert papers == list(range(12)) and not scipy_loaded

@@ -74,18 +74,23 @@ def _silhouette(d: np.ndarray, labels: np.ndarray) -> float:
     return float(s.mean())
 
 
+def centred_distances(vecs: np.ndarray) -> np.ndarray:
+    """Cosine distances between the papers' vectors less their mean, symmetric with a zero diagonal. Centring
+    removes what every paper shares (the topic itself), so the differences drive the grouping."""
+    c = vecs - vecs.mean(axis=0, keepdims=True)
+    c = c / np.clip(np.linalg.norm(c, axis=1, keepdims=True), 1e-12, None)
+    d = np.clip(1.0 - c @ c.T, 0.0, 2.0)
+    np.fill_diagonal(d, 0.0)
+    return (d + d.T) / 2
+
+
 def cluster(vecs: np.ndarray, max_themes: int = MAX_THEMES) -> list[np.ndarray]:
     """Index groups: average-linkage agglomerative clustering on cosine distance of the centred paper
     vectors, the number of groups (2..6) chosen by silhouette. Fewer than 4 papers make one theme."""
     n = len(vecs)
     if n < 4:
         return [np.arange(n)]
-    # Centring removes what every paper shares (the topic itself), so the differences drive the grouping.
-    c = vecs - vecs.mean(axis=0, keepdims=True)
-    c = c / np.clip(np.linalg.norm(c, axis=1, keepdims=True), 1e-12, None)
-    d = np.clip(1.0 - c @ c.T, 0.0, 2.0)
-    np.fill_diagonal(d, 0.0)
-    d = (d + d.T) / 2
+    d = centred_distances(vecs)
     tree = Dendrogram(d)
     best, best_labels = -2.0, None
     # Silhouettes of abstract vectors are low and flat (0.05-0.2 on the seeds), so k is kept where
