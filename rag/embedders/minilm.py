@@ -72,6 +72,15 @@ def _span_vectors(hidden: np.ndarray, enc, spans: list[tuple[int, int]]) -> np.n
     return out
 
 
+def _read_out_all(per: list[np.ndarray], vecs: np.ndarray) -> list[np.ndarray]:
+    """Each text's span means read out (rag.embedders.readout) beside its vector `vecs[i]`, all in one product."""
+    if not per:
+        return per
+    counts = [len(v) for v in per]
+    chunk_of = np.repeat(np.arange(len(per)), counts)
+    return np.split(read_out(np.vstack(per), vecs[chunk_of]), np.cumsum(counts)[:-1])
+
+
 class MiniLMEmbeddings(Embeddings):
     """all-MiniLM-L6-v2 on onnxruntime: mean pooling over the mask, L2-normalised, 256 tokens.
 
@@ -154,11 +163,7 @@ class MiniLMEmbeddings(Embeddings):
         if spans is None:
             return vecs
         per = [_span_vectors(hidden[r], e, sp) for r, (e, sp) in enumerate(zip(encs, spans))]
-        if readout and per:  # each sentence's tokens' mean, read out to stand in for it alone (rag.embedders.readout)
-            sizes = np.cumsum([len(v) for v in per])[:-1]
-            chunk_of = np.repeat(np.arange(len(per)), [len(v) for v in per])
-            per = np.split(read_out(np.vstack(per), vecs[chunk_of]), sizes)  # the batch's spans in one product
-        return vecs, per
+        return vecs, (_read_out_all(per, vecs) if readout else per)
 
     def _batches(self, encs) -> list[list[int]]:
         """Text indices in batches by token count (see embed_array)."""
@@ -190,10 +195,13 @@ class MiniLMEmbeddings(Embeddings):
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         per_text: list[np.ndarray] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
         for idx in self._batches(encs):
-            out[idx], got = self._run([encs[i] for i in idx], [spans[i] for i in idx], readout)
+            out[idx], got = self._run([encs[i] for i in idx], [spans[i] for i in idx], readout=False)
             for i, v in zip(idx, got):
                 per_text[i] = v
-        return out, per_text
+        # Read out once after all forward passes, not once per batch: the product is numpy's only BLAS call,
+        # and OpenBLAS's threads left spinning after each one took the 2 cores from the next forward pass
+        # (bench/ingest_throughput.py, docs/performance.md).
+        return out, (_read_out_all(per_text, out) if readout else per_text)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.embed_array(list(texts)).tolist()
