@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import _common as C  # noqa: E402
 
 from rag.embedders import get_embedder  # noqa: E402
+from rag.embedders.minilm import _read_out_all  # noqa: E402
 from rag.library.chunking import chunk_windows  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
@@ -49,7 +50,8 @@ def main() -> None:
     def per_batch():
         encs = emb._tokenizer.encode_batch(texts)
         for idx in emb._batches(encs):
-            emb._run([encs[i] for i in idx], [spans[i] for i in idx], True)
+            vecs, per = emb._run([encs[i] for i in idx], [spans[i] for i in idx])
+            _read_out_all(per, vecs)
 
     paths = {"per_batch": per_batch, "once": lambda: emb.embed_chunks(texts, spans),
              "noreadout": lambda: emb.embed_chunks(texts, spans, readout=False),

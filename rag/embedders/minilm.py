@@ -142,11 +142,11 @@ class MiniLMEmbeddings(Embeddings):
         """Token counts without truncation (what the chunker needs to stay in the window)."""
         return self._count(texts)
 
-    def _run(self, encs, spans=None, readout: bool = True) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
+    def _run(self, encs, spans=None) -> np.ndarray | tuple[np.ndarray, list[np.ndarray]]:
         """Unit vectors for one batch of tokenised texts, padded here to the batch's longest. With `spans`
         (per text, character spans in it), also each span's unit vector: the mean of the token states of
-        the tokens inside it, from the same pass (a sentence read in its chunk's context), read out to stand in
-        for the span embedded alone unless `readout` is False (what bench/train_sentence_readout.py fits on)."""
+        the tokens inside it, from the same pass (a sentence read in its chunk's context; embed_chunks reads
+        these out to stand in for the span embedded alone)."""
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros((len(encs), width), dtype=np.int64)
@@ -163,7 +163,7 @@ class MiniLMEmbeddings(Embeddings):
         if spans is None:
             return vecs
         per = [_span_vectors(hidden[r], e, sp) for r, (e, sp) in enumerate(zip(encs, spans))]
-        return vecs, (_read_out_all(per, vecs) if readout else per)
+        return vecs, per
 
     def _batches(self, encs) -> list[list[int]]:
         """Text indices in batches by token count (see embed_array)."""
@@ -195,12 +195,12 @@ class MiniLMEmbeddings(Embeddings):
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         per_text: list[np.ndarray] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
         for idx in self._batches(encs):
-            out[idx], got = self._run([encs[i] for i in idx], [spans[i] for i in idx], readout=False)
+            out[idx], got = self._run([encs[i] for i in idx], [spans[i] for i in idx])
             for i, v in zip(idx, got):
                 per_text[i] = v
         # Read out once after all forward passes, not once per batch: the product is numpy's only BLAS call,
         # and OpenBLAS's threads left spinning after each one took the 2 cores from the next forward pass
-        # (bench/ingest_throughput.py, docs/performance.md).
+        # (bench/embed_readout.py, docs/performance.md).
         return out, (_read_out_all(per_text, out) if readout else per_text)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
