@@ -63,3 +63,30 @@ def test_an_embedder_failing_one_batch_ahead_leaves_the_written_batch_whole(tmp_
     assert lib.collections.chunks.count() == sum(int(m["n_chunks"]) for m in lib.catalogue.values())
     r = lib.ingest([f], progress=False)
     assert (r.added, r.unchanged, len(lib)) == (BATCH + 40, BATCH, 2 * BATCH + 40)
+
+
+def test_ingest_holds_numpy_to_one_blas_thread_and_gives_the_cores_back_after(tmp_path):
+    """numpy's BLAS runs beside the model's pass during ingest (the role classifier's products): held to one
+    thread then, so its spinning workers leave the cores to the model; after ingest (the map's layout, a
+    search) it has its threads back, even when ingest failed."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen: list[list[int]] = []
+
+    class Watches(HashingEmbeddings):
+        def embed_array(self, texts):
+            seen.append(blas_threads())
+            return super().embed_array(texts)
+
+    f = corpus(tmp_path / "papers.jsonl", 40)
+    Library(make_settings(tmp_path / "home", embedder="fake"), embedder=Watches()).ingest([f], progress=False)
+    assert seen and all(t == [1] * len(before) for t in seen)
+    assert blas_threads() == before
+    with pytest.raises(LibraryError):
+        Library(make_settings(tmp_path / "home2", embedder="fake"),
+                embedder=FailsOn("problem 3 ")).ingest([f], progress=False)
+    assert blas_threads() == before

@@ -24,7 +24,7 @@ from rag.library.collections import DIRTY, PAGE, Collections, chunk_metadata, in
 from rag.library.embcache import CachedEmbedder, EmbeddingCache, embed_windows, embed_with_cache, pooled_kind
 from rag.embedders.endpoint import EndpointFailed
 from rag.errors import LibraryError
-from rag.library.overlap import Cut, OneAhead, Plan, cut_batch
+from rag.library.overlap import Cut, OneAhead, Plan, cut_batch, one_blas_thread
 from rag.library.recut import rebuild_chunks
 from rag.records import Chunk, Paper, Rejection
 from rag.reading.roles import model_id, roles_current, roles_to_store
@@ -132,7 +132,7 @@ class Ingestor:
             report.seconds = time.perf_counter() - t0
             return report
         cat = self.catalogue
-        with self.write_lock():
+        with self.write_lock(), one_blas_thread():
             wanted = chunking_of(self.settings)
             if not self.store.rebuild_if_unloadable() and self.cols.chunking != wanted and self.cols.papers.count():
                 log.warning("library %r was chunked at %s; re-chunking it at %s (PAPERCHAT_CHUNK__MAX_CHARS) first",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,17 @@ from rag.library.chunking import Window, chunks_of
 from rag.library.embcache import EmbeddingCache, one_pass
 from rag.reading.roles import role_sentences
 from rag.records import Chunk, Paper
+
+
+def one_blas_thread() -> AbstractContextManager:
+    """numpy's BLAS held to one thread while ingest runs. The writer's numpy products (the role classifier's
+    GRU steps) run beside the model's pass on the other thread; OpenBLAS's workers, left spinning after each
+    product, took the cores from ONNX Runtime's pass (bench/ingest_throughput.py, docs/performance.md)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; without it ingest is only slower
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 @dataclass
