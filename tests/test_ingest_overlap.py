@@ -69,7 +69,7 @@ def test_ingest_holds_numpy_to_one_blas_thread_and_gives_the_cores_back_after(tm
     """numpy's BLAS runs beside the model's pass during ingest (the role classifier's products): held to one
     thread then, so its spinning workers leave the cores to the model; after ingest (the map's layout, a
     search) it has its threads back, even when ingest failed."""
-    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import threadpoolctl  # a dependency of ingest's
 
     def blas_threads() -> list[int]:
         return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,13 +23,12 @@ from rag.records import Chunk, Paper
 
 
 def one_blas_thread() -> AbstractContextManager:
-    """numpy's BLAS held to one thread while ingest runs. The writer's numpy products (the role classifier's
-    GRU steps) run beside the model's pass on the other thread; OpenBLAS's workers, left spinning after each
-    product, took the cores from ONNX Runtime's pass (bench/ingest_throughput.py, docs/performance.md)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a dependency; without it ingest is only slower
-        return nullcontext()
+    """numpy's BLAS held to one thread while ingest runs (process-wide: a server's other requests meanwhile too).
+    The writer's numpy products (the role classifier's GRU steps) run beside the model's pass on the other thread;
+    OpenBLAS's workers, left spinning after each product, took the cores from ONNX Runtime's pass
+    (bench/ingest_throughput.py, docs/performance.md)."""
+    from threadpoolctl import threadpool_limits  # imported here: commands that only read never pay for it
+
     return threadpool_limits(limits=1, user_api="blas")
 
 
