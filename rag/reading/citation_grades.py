@@ -3,7 +3,8 @@ topic) or an evidence list (its claim).
 
 A citation's grade says how well its evidence answers what was asked of it: the answer scorer's probability
 (rag.reading.answer_scorer) that the best of its evidence sentences answers the query, read in the paper's
-own abstract (the scorer weighs a sentence against its abstract's others). `answers` from
+own abstract (the scorer weighs a sentence against its abstract's others), of those that read alone when
+there are any (the card shows that sentence by itself). `answers` from
 settings.ask.answers_at (chosen so that on mlqa test at least 85 % of citations graded `answers` quote a
 marked answer or partial sentence of the right paper), `related` from the floor, `weak` below it; the score
 shown is that probability. Separately, `quoted` says every sentence citing it is verbatim in the abstract.
@@ -17,6 +18,7 @@ from rag.reading.answer_scorer import probabilities
 from rag.reading.citations import quote
 from rag.reading.grades import Graded, graded
 from rag.reading.sentences import split_sentences
+from rag.reading.standalone import standing
 from rag.records import Citation, normalise_text
 
 
@@ -72,7 +74,10 @@ def grade_citations(query: str, citations: Sequence[Citation], role_of: dict[tup
     evs = [[e for e in dict.fromkeys([c.evidence, *c.more_evidence]) if e] for c in citations]
     probs = evidence_probabilities(query, [c.paper for c in citations], evs, role_of, embedder) if citations else []
     for c, ev, ps in zip(citations, evs, probs):
-        g, best = grade_scores(ps, floor, answers_at)
+        # The card shows one sentence on its own: a sentence that leans throughout ("We further examine ...",
+        # quoted in the answer right after the one it leans on) is not it while one that stands is there.
+        alone = [standing(e, cut_connective=True) is not None for e in ev]
+        g, best = grade_scores([p if a or not any(alone) else -1.0 for p, a in zip(ps, alone)], floor, answers_at)
         c.grade, c.grade_score = g.grade, g.score
         # The card shows the sentence its grade is about (the check prefers a verbatim quote to a trimmed one).
         if best and c.supported:

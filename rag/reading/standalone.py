@@ -81,21 +81,37 @@ _OPENING = re.compile(r"^([^,;:()\[\]]{2,80}),\s+(?=\S)")
 _SUBJECT = re.compile(r"^(?:it|they|this|these|those|such|both|its|their|that|he|she)\b"
                       # ... but "This being true, X ..." / "That said, X ..." are phrases: the cut is X
                       r"(?! (?:being|having|said|done|established|granted|noted|in mind)\b)", re.IGNORECASE)
+# A connective word that only links to the sentence before, with more of the sentence's own phrase after it
+# (no comma: "Finally, we ..." is cut whole as an opening clause below).
+_CONNECTIVE = re.compile(r"^(?:and|but|also|then|next|finally|lastly|moreover|furthermore|additionally|besides|"
+                         r"thus|hence|therefore|consequently|overall|in addition|in particular|specifically)\s+(?=\w)",
+                         re.IGNORECASE)
 _DANGLING = re.compile(r"^(?:(?:\S+\s+){0,2}(?:which|whom|whose)\b|(?:where|whereas|including|such as|leading|"
                        r"resulting|yielding|and|but|or|nor)\b)", re.IGNORECASE)
 
 
-def standing(s: str) -> str | None:
+def standing(s: str, cut_connective: bool = False) -> str | None:
     """The sentence as an answer can quote it on its own: itself when its opening does not lean; its main
     clause when only an opening clause leans ("To address these challenges, we propose X ..." -> "We
     propose X ..."; the words are the abstract's own, only the first letter is raised); None otherwise.
-    Only the opening counts here, and "These findings ..." / "Our results ..." (the cited study's own)
+    With cut_connective (answers), an opening connective word followed by more of the sentence's own phrase is
+    cut alone ("And in experiments on X, we show Y" -> "In experiments on X, we show Y"; without, the whole
+    opening clause goes, as summaries, tables and the answer scorer's trained feature read it). Only the
+    opening counts here, and "These findings ..." / "Our results ..." (the cited study's own)
     read whole beside their citation: a summary's stricter test (stands_alone) also refuses "this" or
     "those" anywhere, which in an answer's conclusions is mostly a reference inside the sentence ("...
     than those who had not"), and refuses "These results ..."."""
     s = s.strip()
     if not _leans_in_answer(s):
         return s
+    # "And in experiments on refusal suppression, we show X": only the connective leans; the phrase after it
+    # says where X holds, so it stays ("In experiments on refusal suppression, we show X").
+    c = _CONNECTIVE.match(s) if cut_connective else None
+    if c and (rest := s[c.end():]) and rest[:1].islower() and not _DANGLING.match(rest):
+        rest = rest[:1].upper() + rest[1:]
+        o = _OPENING.match(rest)
+        if not _leans_in_answer(rest) and not (o and _leans_in_answer(rest[o.end():])):
+            return rest
     m = _OPENING.match(s)
     if not m or not leans(m.group(0)) or _SUBJECT.match(s):
         return None

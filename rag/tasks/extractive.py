@@ -16,9 +16,12 @@ the question no longer beats the one that answers it):
   paper is quoted only when its own best sentence answers beyond doubt (OTHER_PAPER_AT) -- never to reach a
   length;
 - every quote stands alone (rag.reading.standalone): a sentence whose opening clause leans on the sentence before
-  ("To address these challenges, we propose X") is quoted from its main clause ("We propose X"); one that
-  leans throughout ("These results show ...") gives way to its paper's next sentence that stands alone and
-  clears the same bar. Only when no sentence above the floor stands alone is the best quoted as it is.
+  ("To address these challenges, we propose X") is quoted from its main clause ("We propose X"), and an opening
+  connective alone is cut ("And in experiments on Y, we show X" -> "In experiments on Y, we show X"); one that
+  leans throughout ("These results show ...") is quoted right after the sentence it leans on when that one,
+  its abstract's previous sentence, is quoted too (AFTER_ITS_OWN), else gives way to its paper's next sentence
+  that stands alone and clears the same bar. Only when no sentence above the floor stands alone is the best
+  quoted as it is.
 """
 
 from __future__ import annotations
@@ -33,7 +36,16 @@ from rag.reading.grades import ANSWERS_AT, FLOOR, relevance
 from rag.records import Hit, Paper, normalise_text
 from rag.reading.roles import Role
 from rag.reading.sentences import split_sentences
-from rag.reading.standalone import standing
+from rag.reading.standalone import standing as _standing
+
+
+def standing(s: str) -> str | None:
+    """The sentence as an answer quotes it (rag.reading.standalone.standing): an opening connective word is cut
+    alone, so the phrase after it stays: "And in experiments on refusal suppression, we demonstrate X" is quoted
+    as "In experiments on refusal suppression, we demonstrate X", not "We demonstrate X", which drops where X
+    holds (summaries and tables still cut the whole opening clause: not measured there)."""
+    return _standing(s, cut_connective=True)
+
 
 # A lead that does not answer may be joined by its paper's next most probable sentences, at most
 # SAME_PAPER_MORE of them, each at this share of its probability (chosen on mlqa train end to end, each train
@@ -53,6 +65,10 @@ AFTER_LEAD = False
 # fold (0.748 vs 0.711), but `answers` grades fell to 0.840 right, and every answer sentence must read alone
 # (the seed contract, tests/test_ask_seeds.py): off (docs/quality.md).
 WITH_CONTEXT = False
+# A quote that leans throughout but whose abstract's previous sentence is quoted too (on its own merits) is kept,
+# right after that sentence: the reader sees what it leans on ("... treat each example as the privacy unit [1].
+# This leads to uneven user privacy guarantees ... [1]."). Nothing is added to reach it, unlike WITH_CONTEXT.
+AFTER_ITS_OWN = True
 # The sentence posing the study is not the second sentence beside a lead: it restates the question (issue 30's
 # attention-heads case); it cost 1 of 159 mlqa train questions out of fold when measured (one sentence at 0.5).
 NOT_THE_STUDY = True
@@ -180,23 +196,33 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
     order: dict[int, int] = {}
     for q in chosen:
         order.setdefault(q.hit, len(order))
-    lead_at = (chosen[0].hit, chosen[0].position) if chosen else None
-    return sorted(chosen, key=lambda q: (order[q.hit], (q.hit, q.position) != lead_at, q.position))
+    # Each paper's quotes in text order, the run holding the lead first. A run is quotes that follow one another
+    # in the abstract: shown together in the abstract's order, so a sentence comes right after the one it leans
+    # on (AFTER_ITS_OWN) and a back-reference inside one ("this constitutes the first ...") finds its referent.
+    at = {(q.hit, q.position) for q in chosen}
+    head: dict[tuple[int, int], int] = {}
+    for h, p in sorted(at):
+        head[(h, p)] = head[(h, p - 1)] if (h, p - 1) in at else p
+    lead_run = (chosen[0].hit, head[(chosen[0].hit, chosen[0].position)]) if chosen else None
+    run = lambda q: (q.hit, head[(q.hit, q.position)])  # noqa: E731
+    return sorted(chosen, key=lambda q: (order[q.hit], run(q) != lead_run, run(q)[1], q.position))
 
 
 def _stand_alone(chosen: list[Quote], ok: list[Quote], bar: dict[int, Callable[[Quote], bool]],
                  every: list[Quote] | None = None) -> list[Quote]:
     """The chosen quotes as they can be read alone (rag.reading.standalone): each one itself or its main clause;
-    one that leans throughout ("It learns to ...", "However, these studies ...") is quoted after the sentence
-    it leans on when that one, just before it in the abstract, stands alone (WITH_CONTEXT, off); otherwise
+    one that leans throughout ("It learns to ...", "However, these studies ...") is quoted whole when the
+    sentence it leans on, just before it in the abstract, is chosen too (AFTER_ITS_OWN), or after that sentence
+    added for it when it stands alone (WITH_CONTEXT, off); otherwise
     it gives way to its paper's best other sentence that stands alone and clears the same bar, or -- when its
     paper is quoted otherwise, or has none -- is dropped. The papers stay the ones chosen; when nothing would
     remain, the lead is quoted as it is."""
     out: list[Quote] = []
     taken = {(q.hit, q.position) for q in chosen}
     at = {(q.hit, q.position): q for q in (every or ok)}
+    kept = _after_its_own(chosen) if AFTER_ITS_OWN else set()
     for q in chosen:
-        alt = q if standing(q.sentence) else None
+        alt = q if standing(q.sentence) or id(q) in kept else None
         lone = not any(c.hit == q.hit for c in chosen if c is not q)  # a second of its paper is dropped
         before = at.get((q.hit, q.position - 1)) if WITH_CONTEXT and alt is None else None
         if before is not None and (before.hit, before.position) not in taken and standing(before.sentence):
@@ -209,13 +235,25 @@ def _stand_alone(chosen: list[Quote], ok: list[Quote], bar: dict[int, Callable[[
             alt = next((c for c in ok if c.hit == q.hit and (c.hit, c.position) not in taken
                         and standing(c.sentence) and bar[id(q)](c)), None)
         if alt is not None:
-            alt.text = standing(alt.sentence) or ""
+            alt.text = "" if id(alt) in kept else standing(alt.sentence) or ""
             taken.add((alt.hit, alt.position))
             out.append(alt)
     if not out:
         chosen[0].text = ""
         return chosen[:1]
     return out
+
+
+def _after_its_own(chosen: list[Quote]) -> set[int]:
+    """The chosen quotes that lean throughout but follow, in their abstract, a chosen sentence that is quoted
+    (one that stands alone, or one itself kept this way): quoted whole, right after it (pick's order)."""
+    at = {(q.hit, q.position): q for q in chosen}
+    kept: set[int] = set()
+    for q in sorted(chosen, key=lambda q: (q.hit, q.position)):
+        before = at.get((q.hit, q.position - 1))
+        if not standing(q.sentence) and before is not None and (standing(before.sentence) or id(before) in kept):
+            kept.add(id(q))
+    return kept
 
 
 def render(quotes: list[Quote], number: Callable[[int], int] = lambda i: i + 1) -> str:
