@@ -117,3 +117,34 @@ def test_an_opening_with_its_own_subject_is_not_cut_to_a_fragment():
     # an absolute phrase is an opening, not a clause: its main clause is quoted
     assert standing("This being true, the inverse of the correlation might indicate the quality of care.") == \
         "The inverse of the correlation might indicate the quality of care."
+
+
+def test_an_answer_cuts_only_the_connective_and_keeps_where_a_finding_holds():
+    s = ("And in experiments on refusal suppression, we demonstrate that one-shot optimized SVs can transfer "
+         "across inputs, yielding a Harmbench attack success rate of 96.9%.")
+    # an answer keeps the setting of the 96.9 % (mlqa's marked sentence); summaries and tables cut the opening
+    assert standing(s, cut_connective=True) == s[4:5].upper() + s[5:]
+    assert standing(s) == "We demonstrate" + s[s.index(" that one-shot"):]
+    assert standing("Thus the model learns the task from few examples.", cut_connective=True) == \
+        "The model learns the task from few examples."
+    # what is left must not lean either: then the whole opening goes, as before
+    assert standing("But in practice, such methods fail on long inputs.", cut_connective=True) is None
+    assert standing("Moreover in this setting, we show the bound is tight.", cut_connective=True) == \
+        "We show the bound is tight."
+
+
+def test_an_answer_shows_a_sentence_that_leans_right_after_the_one_it_leans_on():
+    from rag.tasks.extractive import Quote, pick
+
+    abstract = ["Differential privacy protects each training example of a language model.",
+                "Current evaluations treat every text record as the privacy unit.",
+                "This leads to uneven user privacy guarantees when contributions per user vary.",
+                "We propose user-level DP fine-tuning."]
+    scores = [0.05, 0.60, 0.55, 0.30]
+    cands = sorted((Quote(0, i, s, p) for i, (s, p) in enumerate(zip(abstract, scores))), key=lambda q: -q.score)
+    shown = [q.shown for q in pick(cands, 4, 0.1, 0.95)]
+    # kept (it was dropped for leaning), and right after the sentence it leans on, in the abstract's order
+    assert shown == abstract[1:4], shown
+    # without the sentence it leans on, it is not quoted
+    shown = [q.shown for q in pick([q for q in cands if q.position != 1], 4, 0.1, 0.95)]
+    assert abstract[2] not in shown and abstract[3] in shown
