@@ -77,7 +77,15 @@ def main() -> int:
     ap.add_argument("--folds", type=Path, default=None,
                     help="the fold models bench/train_answer_scorer.py saved (its cache's folds-pooled/ or folds/): each train "
                          "question scored by the model that did not see it (default: the shipped model)")
+    ap.add_argument("--former-standalone", action="store_true",
+                    help="what answers showed before 2026-12-06: no sentence kept after the one it leans on "
+                         "(extractive.AFTER_ITS_OWN off) and an opening connective cut with its whole clause")
     args = ap.parse_args()
+    if args.former_standalone:
+        import rag.tasks.extractive as ex
+        from rag.reading.standalone import standing
+
+        ex.AFTER_ITS_OWN, ex.standing = False, standing
     settings = get_settings()
     lib = open_eval_library(settings, "mlqa", DATA / "library.jsonl", progress=False)
     s = lib.settings
