@@ -62,12 +62,13 @@ SAME_PAPER_MORE = 3
 AFTER_LEAD = False
 # A quote that leans throughout could be quoted after the sentence it leans on instead of swapped for another
 # sentence of its paper (the swap loses the answer for some mlqa train questions): +0.037 of train hits out of
-# fold (0.748 vs 0.711), but `answers` grades fell to 0.840 right, and every answer sentence must read alone
-# (the seed contract, tests/test_ask_seeds.py): off (docs/quality.md).
+# fold (0.748 vs 0.711), but `answers` grades fell to 0.840 right (the sentences added for it were often not
+# the answer), and the seed contract then had every answer sentence read alone: off (docs/quality.md).
 WITH_CONTEXT = False
 # A quote that leans throughout but whose abstract's previous sentence is quoted too (on its own merits) is kept,
 # right after that sentence: the reader sees what it leans on ("... treat each example as the privacy unit [1].
-# This leads to uneven user privacy guarantees ... [1]."). Nothing is added to reach it, unlike WITH_CONTEXT.
+# This leads to uneven user privacy guarantees ... [1]."). Nothing is added to reach it, unlike WITH_CONTEXT:
+# mlqa train out of fold hit 0.818 -> 0.830 (bench/tune_answer_pick.py --former-standalone for before).
 AFTER_ITS_OWN = True
 # The sentence posing the study is not the second sentence beside a lead: it restates the question (issue 30's
 # attention-heads case); it cost 1 of 159 mlqa train questions out of fold when measured (one sentence at 0.5).
