@@ -18,7 +18,7 @@ from rag.reading.answer_scorer import probabilities
 from rag.reading.citations import quote
 from rag.reading.grades import Graded, graded
 from rag.reading.sentences import split_sentences
-from rag.reading.standalone import standing
+from rag.reading.standalone import standing_in_answer
 from rag.records import Citation, normalise_text
 
 
@@ -76,7 +76,7 @@ def grade_citations(query: str, citations: Sequence[Citation], role_of: dict[tup
     for c, ev, ps in zip(citations, evs, probs):
         # The card shows one sentence on its own: a sentence that leans throughout ("We further examine ...",
         # quoted in the answer right after the one it leans on) is not it while one that stands is there.
-        alone = [standing(e, cut_connective=True) is not None for e in ev]
+        alone = [standing_in_answer(e) is not None for e in ev]
         g, best = grade_scores([p if a or not any(alone) else -1.0 for p, a in zip(ps, alone)], floor, answers_at)
         c.grade, c.grade_score = g.grade, g.score
         # The card shows the sentence its grade is about (the check prefers a verbatim quote to a trimmed one).

@@ -122,6 +122,14 @@ def standing(s: str, cut_connective: bool = False) -> str | None:
     return rest if not _leans_in_answer(rest) else None
 
 
+def standing_in_answer(s: str) -> str | None:
+    """The sentence as an answer (and its citation card) quotes it: standing() with an opening connective word cut
+    alone, so the phrase after it stays: "And in experiments on refusal suppression, we demonstrate X" is quoted
+    as "In experiments on refusal suppression, we demonstrate X", not "We demonstrate X", which drops where X
+    holds (summaries and tables still cut the whole opening clause: not measured there)."""
+    return standing(s, cut_connective=True)
+
+
 # "These findings suggest ...", "Our results show ...": in an answer the citation mark names the study
 # whose findings these are, so the sentence reads whole there (a summary's paragraph is stricter).
 _OWN_FINDINGS = re.compile(r"^(?:these|our|the) (?:\w+ )?(?:findings|results|data|observations|analyses)\b", re.IGNORECASE)

@@ -36,16 +36,7 @@ from rag.reading.grades import ANSWERS_AT, FLOOR, relevance
 from rag.records import Hit, Paper, normalise_text
 from rag.reading.roles import Role
 from rag.reading.sentences import split_sentences
-from rag.reading.standalone import standing as _standing
-
-
-def standing(s: str) -> str | None:
-    """The sentence as an answer quotes it (rag.reading.standalone.standing): an opening connective word is cut
-    alone, so the phrase after it stays: "And in experiments on refusal suppression, we demonstrate X" is quoted
-    as "In experiments on refusal suppression, we demonstrate X", not "We demonstrate X", which drops where X
-    holds (summaries and tables still cut the whole opening clause: not measured there)."""
-    return _standing(s, cut_connective=True)
-
+from rag.reading.standalone import standing_in_answer as standing  # as answers read a sentence
 
 # A lead that does not answer may be joined by its paper's next most probable sentences, at most
 # SAME_PAPER_MORE of them, each at this share of its probability (chosen on mlqa train end to end, each train
