@@ -184,24 +184,46 @@ def pick(cands: list[Quote], max_sentences: int = 4, floor: float = FLOOR, answe
             chosen.append(q)
             said.add(_key(q.sentence))
             bar[id(q)] = lambda c: c.score >= other_at
-    chosen = _stand_alone(chosen, ok, bar, cands)
+    kept = _after_its_own(chosen) if AFTER_ITS_OWN else set()
+    return _in_reading_order(_stand_alone(chosen, ok, bar, cands, kept), kept)
+
+
+def _in_reading_order(quotes: list[Quote], kept: set[int]) -> list[Quote]:
+    """The lead first, then the rest of its paper, then the other papers (each paper's in text order); a quote kept
+    after the sentence it leans on (AFTER_ITS_OWN) comes right after it. When the lead itself is such a quote, it
+    opens the answer with the quotes around it that follow one another in its abstract, in the abstract's order:
+    the sentence it leans on may itself refer back ("To the best of our knowledge, this constitutes ...")."""
+    if not quotes:
+        return quotes
+    at = {(q.hit, q.position): q for q in quotes}
+
+    def after(q: Quote) -> int:  # where the quotes it is kept after begin
+        while id(q) in kept and (q.hit, q.position - 1) in at:
+            q = at[(q.hit, q.position - 1)]
+        return q.position
+
+    lead = quotes[0]
+    first = {lead.position}
+    if id(lead) in kept:  # its run of consecutive quotes
+        p = lead.position
+        while (lead.hit, p - 1) in at:
+            p -= 1
+        while (lead.hit, p) in at:
+            first.add(p)
+            p += 1
     order: dict[int, int] = {}
-    for q in chosen:
+    for q in quotes:
         order.setdefault(q.hit, len(order))
-    # Each paper's quotes in text order, the run holding the lead first. A run is quotes that follow one another
-    # in the abstract: shown together in the abstract's order, so a sentence comes right after the one it leans
-    # on (AFTER_ITS_OWN) and a back-reference inside one ("this constitutes the first ...") finds its referent.
-    at = {(q.hit, q.position) for q in chosen}
-    head: dict[tuple[int, int], int] = {}
-    for h, p in sorted(at):
-        head[(h, p)] = head[(h, p - 1)] if (h, p - 1) in at else p
-    lead_run = (chosen[0].hit, head[(chosen[0].hit, chosen[0].position)]) if chosen else None
-    run = lambda q: (q.hit, head[(q.hit, q.position)])  # noqa: E731
-    return sorted(chosen, key=lambda q: (order[q.hit], run(q) != lead_run, run(q)[1], q.position))
+
+    def key(q: Quote) -> tuple:
+        opens = q.hit == lead.hit and (q.position in first or after(q) in first)
+        return order[q.hit], not opens, min(first) if opens else after(q), q.position
+
+    return sorted(quotes, key=key)
 
 
 def _stand_alone(chosen: list[Quote], ok: list[Quote], bar: dict[int, Callable[[Quote], bool]],
-                 every: list[Quote] | None = None) -> list[Quote]:
+                 every: list[Quote] | None = None, kept: set[int] | None = None) -> list[Quote]:
     """The chosen quotes as they can be read alone (rag.reading.standalone): each one itself or its main clause;
     one that leans throughout ("It learns to ...", "However, these studies ...") is quoted whole when the
     sentence it leans on, just before it in the abstract, is chosen too (AFTER_ITS_OWN), or after that sentence
@@ -212,7 +234,7 @@ def _stand_alone(chosen: list[Quote], ok: list[Quote], bar: dict[int, Callable[[
     out: list[Quote] = []
     taken = {(q.hit, q.position) for q in chosen}
     at = {(q.hit, q.position): q for q in (every or ok)}
-    kept = _after_its_own(chosen) if AFTER_ITS_OWN else set()
+    kept = kept or set()
     for q in chosen:
         alt = q if standing(q.sentence) or id(q) in kept else None
         lone = not any(c.hit == q.hit for c in chosen if c is not q)  # a second of its paper is dropped
