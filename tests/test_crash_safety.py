@@ -203,13 +203,16 @@ def check_consistent(lib, vocab_of: dict[str, list[str]], rng: random.Random, ex
         assert stored == len(want), f"{stored - len(want)} orphan chunks left in Chroma after a completed ingest"
 
     if want_l:
-        # The vector index (not just the metadata store) holds catalogue chunks: each finds itself.
-        sample = rng.sample(want_l, min(5, len(want_l)))
+        # The vector index (not just the metadata store) holds catalogue chunks: each finds itself, all but one
+        # of 20. HNSW search is approximate: in a library one uninterrupted ingest wrote, 2 of 11,319 chunks of
+        # this corpus have a sibling chunk as their nearest hit (a CI run failed on one, "syn-00286#1").
+        sample = rng.sample(want_l, min(20, len(want_l)))
         got = lib.collections.chunks.get(ids=sample, include=["embeddings"])
+        assert sorted(got["ids"]) == sorted(sample), "catalogue chunks without a vector"
         res = lib.collections.chunks.query(query_embeddings=[list(map(float, e)) for e in got["embeddings"]], n_results=1,
                                 include=[])
-        for cid, top in zip(got["ids"], res["ids"]):
-            assert top and top[0] == cid, f"dense index does not find stored chunk {cid}"
+        misses = [(cid, top[0] if top else None) for cid, top in zip(got["ids"], res["ids"]) if not top or top[0] != cid]
+        assert len(misses) <= 1, f"dense index does not find stored chunks (chunk, its nearest hit): {misses}"
     return {"papers": len(cat), "chunks": len(want), "stored": stored, "damaged": damaged}
 
 

@@ -6,7 +6,7 @@ inside Chroma, on any read (count, get, query), where no try/except can catch it
 load but answer wrongly, or poison every later flush. So before a process loads files that no check
 has passed (rag.library.store.guard), they are read as bytes (rag.library.store.hnswfiles); after a writer
 died, the collections are also loaded here, in a child: it counts, reads a few stored vectors and
-checks each finds itself. The parent rebuilds what fails either check.
+checks they find themselves (all but one: HNSW is approximate). The parent rebuilds what fails either check.
 
     python -m rag.library.store.childcheck STORE_DIR COLLECTION [COLLECTION ...]
 
@@ -21,7 +21,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-_SAMPLE = 24  # stored vectors that must each find themselves
+_SAMPLE = 24  # stored vectors sampled: each must find itself, but one
+# HNSW search is approximate: in a library written by one uninterrupted ingest, 2 of 11,319 chunks of the
+# crash tests' synthetic corpus are not their own nearest hit at ef_search 200 (a sibling chunk is). A torn
+# index misses many of 24; a sound one misses two only about once in 100,000 checks.
+_MISSES = 1
 
 
 def vector_dirs(store: Path, collection_ids: list[str] | None = None) -> dict[str, Path]:
@@ -65,7 +69,7 @@ def _check(col) -> bool:
         return False
     res = col.query(query_embeddings=list(got.values()), n_results=1, include=["distances"])
     # A vector's nearest stored vector is itself (or an identical copy): distance ~0.
-    return all(d and d[0] < 1e-3 for d in res["distances"])
+    return sum(1 for d in res["distances"] if not (d and d[0] < 1e-3)) <= _MISSES
 
 
 def main(argv: list[str]) -> int:
