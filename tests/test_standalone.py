@@ -22,7 +22,9 @@ def test_a_sentence_that_leans_throughout_cannot_be_quoted_alone():
     for s in ("This diversification fundamentally compromises the identity mapping property of the residual.",
               "Furthermore, it outperforms every baseline on the long-context retrieval benchmarks we consider.",
               "It outperforms every baseline on the long-context retrieval benchmarks we consider.",
-              "Then these models fail to bind colours to objects."):
+              "Then these models fail to bind colours to objects.",
+              "Each of these methods improves accuracy on every benchmark of the suite we consider.",
+              "None of them reaches the accuracy of the dense model at the same number of parameters."):
         assert standing(s) is None, s
 
 

@@ -47,6 +47,7 @@ _LEANS = re.compile(
     r"it(?! (?:is|was|remains|seems|appears) (?!(?:a|an|the)\b)(?:[\w-]+ ){0,3}(?:that|to|whether)\b)|"
     r"this(?!" + _ITSELF + r")|these|"
     r"the (?:former|latter|above|aforementioned)|"
+    r"(?:each|all|some|many|most|several|none|neither|either|any|one|two|three) of (?:these|those|them|the above)|"
     r"we (?:then|next|further|also|additionally|finally|thus|therefore|hence))\b", re.IGNORECASE)
 _REFERS_BACK = re.compile(
     r"\b(?:the above|aforementioned|the former|the latter|as (?:mentioned|noted|shown) above|these|those|"
