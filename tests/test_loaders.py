@@ -199,6 +199,8 @@ def test_paperlists_loads_with_metadata_and_streams():
     assert p.title.startswith("Flash3D") and p.year == 2025 and p.venue == "3DV"
     assert p.url == "https://openreview.net/forum?id=05T81ScPFb"
     assert p.authors[:2] == ["Stanislaw Szymanowicz", "Eldar Insafutdinov"]
+    # paperlists' keywords are one string, ";"-separated; they were dropped before this version.
+    assert p.keywords == ["Novel View Synthesis", "3D Gaussian Splatting", "Monocular 3D Reconstruction"]
     assert all(isinstance(x, Paper) for x in papers)
 
 
@@ -243,6 +245,20 @@ def test_csv_and_tsv(tmp_path):
     assert papers[0].abstract == "Tab, separated." and papers[0].title == "X"
     semi = write(tmp_path, "semi.csv", "title;abstract\nX;Semicolon separated.\n")
     assert load(semi)[0][0].abstract == "Semicolon separated."
+
+
+def test_keywords_of_json_and_csv_records_are_kept(tmp_path):
+    # A Scopus / Web of Science CSV's "Author Keywords", a JSON record's list, a paperlists string.
+    c = write(tmp_path, "scopus.csv", 'Title,Abstract,Author Keywords\n'
+                                      'T,"An abstract long enough to be one.","Optimal transport; Sinkhorn; optimal transport"\n')
+    assert load(c)[0][0].keywords == ["Optimal transport", "Sinkhorn"]
+    j = write(tmp_path, "k.jsonl", jsonl({"title": "T", "abstract": "One.", "keywords": ["GNN", " ", "graphs"]},
+                                         {"title": "U", "abstract": "Two.", "keywords": "a;b"},
+                                         {"title": "V", "abstract": "Three.", "keywords": ""},
+                                         {"title": "W", "abstract": "Four.", "labels": "x", "tags": "y"}))
+    assert [p.keywords for p in load(j)[0]] == [["GNN", "graphs"], ["a", "b"], [], ["y"]]
+    m = write(tmp_path, "m.jsonl", jsonl({"title": "T", "abstract": "One.", "labels": "x, z"}))
+    assert load(m, fields={"keywords": "labels"})[0][0].keywords == ["x", "z"]
 
 
 def test_csv_without_abstract_column_is_rejected_naming_its_columns(tmp_path):

@@ -127,6 +127,20 @@ def split_authors(value: Any) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def split_keywords(value: Any) -> list[str]:
+    """Keywords from a list or one string ("a; b" or "a, b": CSL's `keyword`, paperlists' `keywords`), in
+    order, each once (by its first spelling: "Optimal transport; optimal transport" is one)."""
+    if isinstance(value, list):
+        parts = [clean_text(v) for v in value if isinstance(v, str)]
+    else:
+        parts = [clean_text(p) for p in re.split(r"[;,]", clean_text(value))]
+    seen: dict[str, str] = {}
+    for p in parts:
+        if p:
+            seen.setdefault(p.casefold(), p)
+    return list(seen.values())
+
+
 def normalise_doi(value: Any) -> str:
     """'10.1234/abc' (from a bare DOI, 'doi:...' or a doi.org URL), lower-cased; '' if none."""
     m = _DOI.search(str(value or ""))

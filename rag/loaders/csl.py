@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rag.records import Paper, Rejection
-from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole, split_authors
+from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole, split_authors, split_keywords
 from rag.loaders.titles import derive_title
 
 _DATES = ("issued", "published-print", "published-online", "created")
@@ -73,15 +73,6 @@ def _names(value: Any) -> list[str]:
     return out
 
 
-def _keywords(value: Any) -> list[str]:
-    """CSL's `keyword` is one string ("a, b" or "a; b"); some exporters give a list."""
-    if isinstance(value, list):
-        parts = [clean_text(v) for v in value if isinstance(v, str)]
-    else:
-        parts = [clean_text(p) for p in re.split(r"[;,]", clean_text(value))]
-    return list(dict.fromkeys(p for p in parts if p))
-
-
 def to_paper(record: Mapping[str, Any], source: str, position: int) -> Paper | Rejection | str:
     """A Paper, or the one-line reason this item is not one (a Rejection, without its place, when the item
     was read whole and is refused for what it holds: rag.records.Rejection.read)."""
@@ -107,5 +98,5 @@ def to_paper(record: Mapping[str, Any], source: str, position: int) -> Paper | R
         url=url,
         source=source,
         position=position,
-        keywords=_keywords(record.get("keyword") or record.get("keywords")),
+        keywords=split_keywords(record.get("keyword") or record.get("keywords")),
     )

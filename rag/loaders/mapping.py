@@ -7,7 +7,7 @@ from typing import Any
 
 from rag.errors import FieldsError
 from rag.records import Paper
-from rag.loaders.common import abstract_too_long, clean_text, make_paper_id, parse_year, split_authors
+from rag.loaders.common import abstract_too_long, clean_text, make_paper_id, parse_year, split_authors, split_keywords
 from rag.loaders.titles import derive_title
 
 # Our field -> the names it goes by in the wild (matched case-insensitively), most specific first.
@@ -22,6 +22,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
               "publication title"),
     "url": ("url", "link", "pdf_url", "landing_page_url"),
     "doi": ("doi",),
+    # paperlists' "keywords" ("a;b;c"), a CSV's "Author Keywords" (Scopus, Web of Science) or "Manual Tags" (Zotero)
+    "keywords": ("keywords", "keyword", "author_keywords", "author keywords", "manual tags", "tags"),
 }
 _SYNONYMS = {"id": "paper_id"}  # `fields={"id": ...}` means our paper_id
 
@@ -86,4 +88,5 @@ def to_paper(record: Mapping[str, Any], cols: Mapping[str, str | None], source: 
         url=url,
         source=source,
         position=position,
+        keywords=split_keywords(get("keywords")),
     )
