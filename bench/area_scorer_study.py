@@ -5,7 +5,9 @@ topic as the question (rag.reading.answer_scorer: its most probable sentence, th
 best contribution sentence, and the first against the best candidate's); whether the head of a name with a
 setting is named in the paper's contribution sentences (head_contrib); and, on today's features, the
 covered papers ordered by a second regression (core against related and off) instead of the probability,
-with rag.tasks.themes' MMR at its 0.7 and without it (1.0).
+with rag.tasks.themes' MMR at its 0.7 and without it (1.0); and today's features without the records' own
+keywords (their three columns zeroed, as they were before JSON Lines records kept keywords: the library must
+be ingested by a version that reads them for the difference to show).
 
 Each held-out area is scored as a summary reads it: the cut-off chosen on the other areas
 (bench/train_area_scorer.choose), the gate and the CONFIDENT bypass of rag.tasks.area_scorer.on_topic, at
@@ -92,10 +94,17 @@ def pick(p: np.ndarray, row: dict, cover: float, rank: np.ndarray, lam: float) -
     return [row["ids"][i] for i in chosen]
 
 
+KEYWORDS = ("cover_keywords", "has_keywords", "whole_keywords")
+
+
 def evaluate(data: dict, by_topic: dict, cols: tuple, held_out: list[str], fit_on_of, core: bool = False,
-             lam: float = 0.7) -> dict:
+             lam: float = 0.7, zero: tuple = ()) -> dict:
+    from rag.tasks.area_scorer import FEATURES
+
     def xs(t):
-        return np.hstack([data[t]["x"], data[t]["extra"][:, list(cols)]]) if cols else data[t]["x"]
+        x = data[t]["x"].copy()
+        x[:, [FEATURES.index(f) for f in zero]] = 0.0
+        return np.hstack([x, data[t]["extra"][:, list(cols)]]) if cols else x
 
     picked = {}
     for t in held_out:
@@ -134,12 +143,12 @@ def main() -> None:
     data = {a["topic"]: area_rows(lib, a) for a in train + test}
     names = [a["topic"] for a in train]
     print(f"{'features':32s} {'train, leave one area out':>34s}   {'test (fit on all train)':>34s}")
-    variants = [(label, cols, False, 0.7) for label, cols in VARIANTS.items()]
-    variants += [("ordered by probability, MMR 1.0", (), False, 1.0), ("ordered by core, MMR 0.7", (), True, 0.7),
-                 ("ordered by core, MMR 1.0", (), True, 1.0)]
-    for label, cols, core, lam in variants:
-        oof = evaluate(data, by_topic, cols, names, lambda t: [u for u in names if u != t], core, lam)
-        held = evaluate(data, by_topic, cols, [a["topic"] for a in test], lambda t: names, core, lam)
+    variants = [(label, cols, False, 0.7, ()) for label, cols in VARIANTS.items()]
+    variants += [("ordered by probability, MMR 1.0", (), False, 1.0, ()), ("ordered by core, MMR 0.7", (), True, 0.7, ()),
+                 ("ordered by core, MMR 1.0", (), True, 1.0, ()), ("without the records' keywords", (), False, 0.7, KEYWORDS)]
+    for label, cols, core, lam, zero in variants:
+        oof = evaluate(data, by_topic, cols, names, lambda t: [u for u in names if u != t], core, lam, zero)
+        held = evaluate(data, by_topic, cols, [a["topic"] for a in test], lambda t: names, core, lam, zero)
         fmt = lambda s: f"prec {s['precision']:.3f} rec {s['core_recall']:.3f} fail {s['failures']}"  # noqa: E731
         print(f"{label:32s} {fmt(oof):>34s}   {fmt(held):>34s}")
 
