@@ -9,7 +9,6 @@ also exported as BibTeX or RIS.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
