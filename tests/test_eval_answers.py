@@ -117,6 +117,28 @@ def test_the_right_sentence_cited_to_another_paper_hits_but_the_shares_say_so(se
     assert f["hit"] == 1.0 and f["hit_cites_own"] == 0 and f["own_paper_share"] == 0 and f["answers_right"] in (0, None)
 
 
+def test_eval_summaries_scores_areas_judged_in_another_file_over_the_same_library(tmp_path, monkeypatch, capsys):
+    from rag.cli import main
+
+    monkeypatch.setenv("PAPERCHAT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PAPERCHAT_EMBEDDER", "fake")
+    areas = tmp_path / "natural.jsonl"
+    areas.write_text(json.dumps({"topic": "graph neural networks for molecules", "core": ["gnn-molecules"],
+                                 "related": ["gnn-scale"], "off": ["fl-drift"], "split": "judged"}) + "\n")
+    assert main(["eval", "summaries", "--mlqa", str(TINY), "--areas", str(areas), "--split", "judged", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [a["topic"] for a in out["per_area"]] == ["graph neural networks for molecules"]
+    assert out["areas_file"] == str(areas) and out["split"] == "judged"
+    # areas judged over another library would score every summary as off: refused, the bad id named
+    areas.write_text(json.dumps({"topic": "optimizers", "core": ["adam-2014"], "related": [], "off": [],
+                                 "split": "judged"}) + "\n")
+    assert main(["eval", "summaries", "--mlqa", str(TINY), "--areas", str(areas), "--split", "judged"]) == 2
+    err = capsys.readouterr().err
+    assert "1 of its 1 judged papers are not in the set's library" in err and "adam-2014" in err
+    assert main(["eval", "summaries", "--mlqa", str(TINY), "--areas", str(tmp_path / "none.jsonl")]) == 2
+    assert "none.jsonl does not exist" in capsys.readouterr().err
+
+
 def test_cli_json_summaries_and_a_bad_folder(tmp_path, monkeypatch, capsys):
     from rag.cli import main
 

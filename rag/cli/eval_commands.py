@@ -51,11 +51,14 @@ def eval_answers(args) -> int:
 def eval_summaries(args) -> int:
     from rag.evaluation.summaries import evaluate_summaries
 
-    res = evaluate_summaries(settings_of(args), mlqa=args.mlqa, split=args.split, limit=args.limit, fresh=args.fresh)
+    res = evaluate_summaries(settings_of(args), mlqa=args.mlqa, split=args.split, limit=args.limit, fresh=args.fresh,
+                             topics_file=args.areas)
     if args.json:
         print_json(res)
         return 0
     print(_header(res, "areas"))
+    if args.areas:
+        print(f"areas judged in {res['areas_file']}")
     print(f"{'area':40} {'cited':>5} {'prec':>6} {'recall':>6}")
     for s in res["per_area"]:
         flag = "  EMPTY (a failure: it has core papers)" if s["failure"] else "  empty" if s["empty"] else ""

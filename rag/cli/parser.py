@@ -162,5 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run(e, "questions")
     e = esub.add_parser("summaries", help="summarise a set's research areas; precision, core recall, empty ones")
     e.add_argument("--mlqa", type=Path, metavar="DIR", required=True, help="an mlqa folder (library.jsonl, topics.jsonl)")
+    e.add_argument("--areas", type=Path, metavar="FILE", help="research areas judged over DIR's library, in "
+                                                               "topics.jsonl's shape (default DIR/topics.jsonl)")
     add_run(e, "areas")
     return ap

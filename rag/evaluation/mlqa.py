@@ -89,8 +89,12 @@ def load_questions(folder: Path, split: str | None = "test") -> list[EvalQuestio
     return _of_split([EvalQuestion(**r) for r in _read_jsonl(path)], split, path)
 
 
-def load_topics(folder: Path, split: str | None = "test") -> list[Topic]:
-    path = Path(folder) / "topics.jsonl"
+def load_topics(folder: Path, split: str | None = "test", path: Path | None = None) -> list[Topic]:
+    """The research areas of `folder`/topics.jsonl, or of `path`: areas judged over the same library in that
+    shape (e.g. bench/areas/natural_names.jsonl), of one split (None or "all": every one)."""
+    if path is not None and not Path(path).is_file():
+        raise UserError(f"{path} does not exist: give a file of research areas in topics.jsonl's shape")
+    path = Path(path) if path is not None else Path(folder) / "topics.jsonl"
     return _of_split([Topic(**r) for r in _read_jsonl(path)], split, path)
 
 
