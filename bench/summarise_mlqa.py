@@ -7,6 +7,7 @@ run in a subprocess on the same library (`before_side` in bench/_common.py); "af
 
     .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa            # test areas
     .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa --split train
+    .venv/bin/python bench/summarise_mlqa.py --home H --library mlqa-minilm --areas bench/areas/natural_names.jsonl --split judged
 
 The library is ../shared/data/mlqa/library.jsonl ingested with the real embedder (`paperchat --library mlqa
 ingest ...` under that PAPERCHAT_HOME).
@@ -85,6 +86,8 @@ def main() -> None:
     ap.add_argument("--home", default=os.environ.get("PAPERCHAT_HOME", "/tmp/h33"))
     ap.add_argument("--library", default="mlqa")
     ap.add_argument("--split", default="test")
+    ap.add_argument("--areas", type=Path, help="areas judged over the same library in topics.jsonl's shape "
+                                              "(default ../shared/data/mlqa/topics.jsonl)")
     ap.add_argument("--before-rev", default="")
     ap.add_argument("--out", type=Path, help="write both sides' raw results as JSON here")
     args = ap.parse_args()
@@ -93,7 +96,7 @@ def main() -> None:
         return
     from rag.evaluation.mlqa import load_topics
 
-    areas = load_topics(MLQA, args.split)
+    areas = load_topics(MLQA, args.split, args.areas)
     topics = [a.topic for a in areas]
     rev = C.merge_base(args.before_rev)
     before = before_side(rev, args.home, args.library, topics)
