@@ -2,8 +2,8 @@
 reader weighs -- how close its contribution, background, title and whole text come to the area (MiniLM
 cosine, also against the best candidate), where the area's words fall (title, contribution, background,
 keywords; the whole phrase, its head and its modifier: "optimal transport" of "optimal transport in
-machine learning"), its acronym, a mention only as a test bed (rag.tasks.topicality.tested_on), BM25
-and the retrieval rank.
+machine learning"; a name with a setting is named by its head in a paper in that setting), its acronym,
+a mention only as a test bed (rag.tasks.topicality.tested_on), BM25 and the retrieval rank.
 
 Trained by bench/train_area_scorer.py on the train areas of ../shared/data/mlqa/topics.jsonl (papers judged
 core are positives, related half, off and unjudged negatives); the weights, their standardisation and the two
@@ -50,8 +50,32 @@ def topic_forms(topic: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]
     return whole, heads or whole, tails, words
 
 
+def split_name(topic: str) -> tuple[str, str]:
+    """(head, setting) as text: "optimizers for training deep networks" -> ("optimizers", "training deep
+    networks"); "pruning and quantization for model compression" -> ("pruning and quantization", "model
+    compression"); a bare name -> (the name, "")."""
+    heads, tails = [], []
+    for part in _parts(topic):
+        pieces = [p.strip() for p in _MODIFIER.split(f" {part.strip()} ") if _phrase(p)]
+        if pieces:
+            heads.append(pieces[0])
+            tails += pieces[1:2] if len(pieces) > 1 else []
+    return (" and ".join(heads), " and ".join(tails)) if tails else (topic, "")
+
+
 def _holds(words: list[str], phrases: list[tuple[str, ...]]) -> bool:
     return any(_occurrences(words, p) for p in phrases)
+
+
+def _names_acronym(text: str, acronym: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(acronym)}s?(?![A-Za-z0-9])", text) is not None
+
+
+def in_setting(stems: set[str], text: str, settings: list[tuple[str, ...]], acronyms: set[str]) -> bool:
+    """Whether a paper (its content stems, its text) is in a name's setting: more than half of one setting's
+    words ("large models" is in "large language models"), or its acronym ("LLMs")."""
+    return (any(2 * len(set(t) & stems) > len(set(t)) for t in settings)
+            or any(_names_acronym(text, a) for a in acronyms))
 
 
 def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
@@ -60,6 +84,14 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     whole, heads, tails, words = topic_forms(topic)
     _, acronyms = naming(topic)
+    head_name, setting = split_name(topic)
+    # A name with a setting is named where its head is, in a paper in that setting (most of the setting's
+    # words, or its acronym): "in-context learning" / "ICL" in an abstract on large language models names
+    # "in-context learning of large language models", though no abstract writes the whole name. Not in
+    # another setting: "reinforcement learning" alone does not name "reinforcement learning from human
+    # feedback". Measured in docs/quality.md ("Names with a setting read by their head").
+    by_head = (whole + heads, acronyms | naming(head_name)[1]) if setting else None
+    setting_acronyms = naming(setting)[1] if setting else set()
     from rag.tasks.themes import paper_text  # themes imports topicality too: read it here, not at the top
 
     vecs = emb.embed_array([topic] + [paper_text(r.paper) for r in readings])
@@ -75,24 +107,26 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
         title = _content(r.paper.title)[0] if r.paper.title and not r.paper.title_derived else []
         kw = _content(" ; ".join(r.paper.keywords))[0] if r.paper.keywords else []
         abstract = {w for ss in stems for w in ss}
-        named = [_holds(ss, whole) or any(re.search(rf"(?<![A-Za-z0-9]){re.escape(a)}s?(?![A-Za-z0-9])", s)
-                                          for a in acronyms) for ss, s in zip(stems, r.sentences)]
+        phrases, acr = whole, acronyms
+        if by_head and in_setting(set(title) | abstract, f"{r.paper.title} {r.paper.abstract}", tails,
+                                  setting_acronyms):
+            phrases, acr = by_head
+        named = [_holds(ss, phrases) or any(_names_acronym(s, a) for a in acr) for ss, s in zip(stems, r.sentences)]
         untested = [i for i in range(len(r.sentences)) if i not in r.tested]
         rows.append([
             max(c), max(b), r.title_cosine, float(pc), 0.0, 0.0,
-            float(_holds(title, whole)),
+            float(_holds(title, phrases)),
             float(any(named[i] for i in contrib)),
             float(any(named[i] for i in untested if i not in contrib)),
             sum(named) / max(len(named), 1),
-            float(any(re.search(rf"(?<![A-Za-z0-9]){re.escape(a)}s?(?![A-Za-z0-9])", r.paper.abstract + " " + r.paper.title)
-                      for a in acronyms)),
+            float(any(_names_acronym(r.paper.abstract + " " + r.paper.title, a) for a in acr)),
             float(_holds(title, heads) or any(_holds(stems[i], heads) for i in untested)),
             float(bool(tails) and (_holds(title, tails) or any(_holds(ss, tails) for ss in stems))),
             len(words & set(title)) / max(len(words), 1),
             len(words & abstract) / max(len(words), 1),
             len(words & set(kw)) / max(len(words), 1),
             float(bool(kw)),
-            float(_holds(kw, whole)),
+            float(_holds(kw, phrases)),
             float(bool(r.tested) and not any(named[i] for i in untested)),
             r.hit.lexical / lexical, r.hit.dense, float(np.log1p(rank)), r.score,
         ])
