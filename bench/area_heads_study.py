@@ -43,14 +43,10 @@ HEAD = ("head_contrib_cos", "head_title_cos", "head_paper_cos", "head_rank")
 
 
 def head_text(topic: str) -> str:
-    """"optimizers for training deep networks" -> "optimizers"; "pruning and quantization for model
-    compression" -> "pruning and quantization"; a bare name is its own head."""
-    from rag.tasks.area_scorer import _MODIFIER, _phrase
-    from rag.tasks.topicality import _parts
+    """"optimizers for training deep networks" -> "optimizers"; a bare name is its own head."""
+    from rag.tasks.area_scorer import split_name
 
-    heads = [pieces[0].strip() for part in _parts(topic)
-             if (pieces := [p for p in _MODIFIER.split(f" {part.strip()} ") if _phrase(p)])]
-    return " and ".join(heads) if heads else topic
+    return split_name(topic)[0]
 
 
 def head_columns(topic: str, readings, emb, x: np.ndarray) -> np.ndarray:

@@ -40,11 +40,12 @@ def evaluate_summaries(settings: Settings, *, mlqa: Path, split: str = "test", l
     check_answerer(settings, model)
     topics = load_topics(Path(mlqa), split, topics_file)
     topics = topics[:limit] if limit else topics
+    areas_file = topics_file or Path(mlqa) / "topics.jsonl"
     library = open_eval_library(settings, "mlqa", Path(mlqa) / "library.jsonl", progress=progress)
-    check_judged(topics, library, topics_file or Path(mlqa) / "topics.jsonl")
+    check_judged(topics, library, areas_file)
     scores, run, now = summarise_all(topics, library, model, progress, fresh)
     return {**provenance("mlqa", split, library, settings, model, run, len(topics), now, time.perf_counter() - t0),
-            "areas_file": str(topics_file or Path(mlqa) / "topics.jsonl"),
+            "areas_file": str(areas_file),
             "overall": summary_figures(scores), "per_area": [s.model_dump() for s in scores]}
 
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from rag.reading.grades import _STOP, RELEVANCE_FLOOR
 from rag.reading.vector_kind import STANDALONE, vector_kind, weights_for
-from rag.tasks.topicality import (ON_TOPIC, Reading, _WORD, _content, _occurrences, _parts, _stems, naming,
-                                  phrase_parts)
+from rag.tasks.topicality import (ON_TOPIC, Reading, _WORD, _acronym, _content, _occurrences, _parts, _stems,
+                                  naming, phrase_parts)
 
 WEIGHTS = Path(__file__).with_name("area_scorer.npz")
 FEATURES = ("contrib_cos", "background_cos", "title_cos", "paper_cos", "paper_cos_gap", "contrib_cos_gap",
@@ -37,45 +37,40 @@ def _phrase(text: str) -> tuple[str, ...]:
     return tuple(_stems([w for w in _WORD.findall(text) if w.lower() not in _STOP]))
 
 
+def _pieces(topic: str) -> list[list[str]]:
+    """Per part of the name ("X and Y"), its head and modifiers as text: "optimal transport in machine
+    learning" -> [["optimal transport", "machine learning"]]."""
+    return [[p.strip() for p in _MODIFIER.split(f" {part.strip()} ") if _phrase(p)] for part in _parts(topic)]
+
+
 def topic_forms(topic: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]], list[tuple[str, ...]], set[str]]:
     """(whole phrases of its parts, their heads, their tails, every content stem): "optimal transport in
     machine learning" -> [(optim, transport, machin, learn)], [(optim, transport)], [(machin, learn)]."""
-    whole, heads, tails = phrase_parts(topic), [], []
-    for part in _parts(topic):
-        pieces = [p for p in _MODIFIER.split(f" {part.strip()} ") if _phrase(p)]
-        if len(pieces) > 1:
-            heads.append(_phrase(pieces[0]))
-            tails.append(_phrase(pieces[-1]))
+    whole = phrase_parts(topic)
+    with_setting = [p for p in _pieces(topic) if len(p) > 1]
+    heads, tails = [_phrase(p[0]) for p in with_setting], [_phrase(p[-1]) for p in with_setting]
     words = {w for p in whole for w in p}
     return whole, heads or whole, tails, words
 
 
 def split_name(topic: str) -> tuple[str, str]:
-    """(head, setting) as text: "optimizers for training deep networks" -> ("optimizers", "training deep
-    networks"); "pruning and quantization for model compression" -> ("pruning and quantization", "model
-    compression"); a bare name -> (the name, "")."""
-    heads, tails = [], []
-    for part in _parts(topic):
-        pieces = [p.strip() for p in _MODIFIER.split(f" {part.strip()} ") if _phrase(p)]
-        if pieces:
-            heads.append(pieces[0])
-            tails += pieces[1:2] if len(pieces) > 1 else []
-    return (" and ".join(heads), " and ".join(tails)) if tails else (topic, "")
+    """(head, setting) as text, the setting being the last modifier, as topic_forms' tails: "optimizers for
+    training deep networks" -> ("optimizers", "training deep networks"); "pruning and quantization for model
+    compression" -> ("pruning and quantization", "model compression"); a bare name -> (the name, "")."""
+    pieces = [p for p in _pieces(topic) if p]
+    tails = [p[-1] for p in pieces if len(p) > 1]
+    return (" and ".join(p[0] for p in pieces), " and ".join(tails)) if tails else (topic, "")
 
 
 def _holds(words: list[str], phrases: list[tuple[str, ...]]) -> bool:
     return any(_occurrences(words, p) for p in phrases)
 
 
-def _names_acronym(text: str, acronym: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(acronym)}s?(?![A-Za-z0-9])", text) is not None
-
-
 def in_setting(stems: set[str], text: str, settings: list[tuple[str, ...]], acronyms: set[str]) -> bool:
     """Whether a paper (its content stems, its text) is in a name's setting: more than half of one setting's
     words ("large models" is in "large language models"), or its acronym ("LLMs")."""
     return (any(2 * len(set(t) & stems) > len(set(t)) for t in settings)
-            or any(_names_acronym(text, a) for a in acronyms))
+            or any(_acronym(a).search(text) for a in acronyms))
 
 
 def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
@@ -111,7 +106,7 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
         if by_head and in_setting(set(title) | abstract, f"{r.paper.title} {r.paper.abstract}", tails,
                                   setting_acronyms):
             phrases, acr = by_head
-        named = [_holds(ss, phrases) or any(_names_acronym(s, a) for a in acr) for ss, s in zip(stems, r.sentences)]
+        named = [_holds(ss, phrases) or any(_acronym(a).search(s) for a in acr) for ss, s in zip(stems, r.sentences)]
         untested = [i for i in range(len(r.sentences)) if i not in r.tested]
         rows.append([
             max(c), max(b), r.title_cosine, float(pc), 0.0, 0.0,
@@ -119,7 +114,7 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
             float(any(named[i] for i in contrib)),
             float(any(named[i] for i in untested if i not in contrib)),
             sum(named) / max(len(named), 1),
-            float(any(_names_acronym(r.paper.abstract + " " + r.paper.title, a) for a in acr)),
+            float(any(_acronym(a).search(r.paper.abstract + " " + r.paper.title) for a in acr)),
             float(_holds(title, heads) or any(_holds(stems[i], heads) for i in untested)),
             float(bool(tails) and (_holds(title, tails) or any(_holds(ss, tails) for ss in stems))),
             len(words & set(title)) / max(len(words), 1),
