@@ -63,8 +63,10 @@ def figures(side: dict[str, dict], areas) -> tuple[dict, list]:
 def theme_figures(side: dict[str, dict], areas) -> dict:
     """Item 4 of issue 33: the share of theme names whose words occur in at least half of their papers
     (bench/theme_names.fits; one-theme summaries, named by their topic, left out) and the themes holding a
-    paper judged off. topics.jsonl gives no sub-areas, so the grouping itself is not judged here."""
+    paper judged off; and, where bench/areas/subareas.jsonl gives the area's sub-areas (topics.jsonl gives
+    none), how the grouping holds them together (bench/theme_groups.figures)."""
     sys.path.insert(0, str(ROOT / "bench"))
+    from theme_groups import load, score
     from theme_names import fits
 
     text = {r["id"]: f"{r['title']}. {r['abstract']}" for r in map(json.loads, open(MLQA / "library.jsonl", encoding="utf-8"))}
@@ -77,8 +79,9 @@ def theme_figures(side: dict[str, dict], areas) -> dict:
             if len(ts) > 1:
                 named += 1
                 fit += fits(title, [text[p] for p in pids if p in text])
+    groups = score({a.topic: [pids for _, pids in side[a.topic]["themes"]] for a in areas}, load())
     return {"themes": themes, "named": named, "name_fits": round(fit / named, 3) if named else None,
-            "themes_with_off": with_off}
+            "themes_with_off": with_off, "subareas": groups}
 
 
 def main() -> None:
@@ -115,6 +118,12 @@ def main() -> None:
     print(f"themes: names fitting >= half their papers: before {tb['name_fits']} of {tb['named']}, after "
           f"{ta['name_fits']} of {ta['named']}; themes holding a paper judged off: before {tb['themes_with_off']} "
           f"of {tb['themes']}, after {ta['themes_with_off']} of {ta['themes']}")
+    gb, ga = tb["subareas"], ta["subareas"]
+    if ga["themes"]:
+        print(f"themes held together by a judged sub-area (more than half their judged papers in one; "
+              f"bench/theme_groups.py): before {gb['held_together']} of {gb['themes']}, after {ga['held_together']} "
+              f"of {ga['themes']}; two papers of a theme share a sub-area: before {gb['pair_precision']}, after "
+              f"{ga['pair_precision']} (any two cited papers: {ga['chance']})")
     if args.out:
         args.out.write_text(json.dumps({"before": before, "after": after, "figures": {"before": fb, "after": fa}},
                                        indent=1), encoding="utf-8")
