@@ -1,6 +1,6 @@
 """Why the paper–area scorer covers a paper or not: for a topic, every retrieved paper's probability
 (rag.tasks.area_scorer), whether it is covered, and for the papers asked about each feature's share of the
-logit (standardised value times weight), largest first.
+logit (standardised value times weight), largest first, and the company stage's term.
 
     .venv/bin/python bench/area_explain.py "optimizers for training deep networks" --seeds 003:5 003:6
     .venv/bin/python bench/area_explain.py "optimal transport" --home H --library mlqa-minilm --papers ID ...
@@ -57,11 +57,13 @@ def main() -> None:
         print(f"{i:3d} {name:>10s} p={p[i]:.2f} {'covered' if id(r) in kept else '       '} {r.paper.title[:70]}")
     asked = set(args.papers) | {pid for pid, w in where.items() if w in set(args.seeds or [])}
     z = (x - m["mean"]) / m["std"] * m["w"]
+    # the second stage's term (rag.tasks.area_scorer.company): the final logit less the first stage's
+    second = np.log(np.clip(p, 1e-9, None) / np.clip(1 - p, 1e-9, None)) - (z.sum(axis=1) + float(m["b"]))
     for i, r in enumerate(readings):
         if r.paper.paper_id not in asked:
             continue
-        print(f"\n{where.get(r.paper.paper_id, r.paper.paper_id)} (rank {i}): logit {z[i].sum() + float(m['b']):+.2f}, "
-              f"p {p[i]:.2f}")
+        print(f"\n{where.get(r.paper.paper_id, r.paper.paper_id)} (rank {i}): first stage's logit "
+              f"{z[i].sum() + float(m['b']):+.2f}, company stage {second[i]:+.2f}, p {p[i]:.2f}")
         for j in np.argsort(-np.abs(z[i]))[:10]:
             print(f"   {A.FEATURES[j]:18s} value {x[i, j]:+.3f}  weight {m['w'][j]:+.2f}  share {z[i, j]:+.2f}")
 

@@ -88,6 +88,34 @@ def area_rows(lib, area: dict) -> dict:
             "vecs": emb.embed_array([paper_text(r.paper) for r in readings])}
 
 
+def first_stage(m: dict | None = None) -> dict:
+    """The shipped scorer's first stage (rag/tasks/area_scorer.npz without its company stage)."""
+    from rag.tasks.area_scorer import model
+
+    m = model() if m is None else m
+    return {k: m[k] for k in ("mean", "std", "w", "b")}
+
+
+def first_stage_cut(data: dict, by_topic: dict, mlqa: list[str]) -> float:
+    """The first stage's cut-off, chosen on the mlqa train areas as bench/train_area_scorer.py chooses (0.46, as
+    it shipped before the company stage)."""
+    return T.choose({u: (data[u]["x"], data[u]["ids"]) for u in mlqa}, by_topic, first_stage())
+
+
+def load_rows(home: Path, library: str, rows: Path | None, areas: list[dict]) -> dict:
+    """area_rows of every area, kept in (and read back from) the pickle `rows` when given."""
+    from rag.library.library import Library
+    from rag.settings import Settings
+
+    if rows and rows.exists():
+        return pickle.loads(rows.read_bytes())
+    lib = Library(Settings(home=home, library=library, embedder="minilm"))
+    data = {a["topic"]: area_rows(lib, a) for a in areas}
+    if rows:
+        rows.write_bytes(pickle.dumps(data))
+    return data
+
+
 class Study:
     def __init__(self, data: dict, by_topic: dict, mlqa: list[str]):
         self.data, self.by, self.mlqa = data, by_topic, set(mlqa)
@@ -103,19 +131,16 @@ class Study:
         mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
         w, b = T.fit((x - mean) / std, y, s=s)
         cover = T.choose({u: (self.cols(u, head), self.data[u]["ids"]) for u in fit_on if u in self.mlqa},
-                         self.by, w, b, mean, std)
+                         self.by, {"w": w, "b": b, "mean": mean, "std": std})
         return lambda t: (1 / (1 + np.exp(-(((self.cols(t, head) - mean) / std) @ w + b))), cover)
 
     def shipped_logit(self, t: str) -> np.ndarray:
-        from rag.tasks.area_scorer import model
-
-        m = model()
+        m = first_stage()
         return ((self.data[t]["x"] - m["mean"]) / m["std"]) @ m["w"] + float(m["b"])
 
     def head_rank(self, fit_on: list[str]):
         """The shipped logit plus a learned multiple of head_rank, fit on the names with a setting."""
-        from rag.tasks.area_scorer import cut_offs
-
+        cut = first_stage_cut(self.data, self.by, sorted(self.mlqa))
         fit_on = [u for u in fit_on if head_text(u) != u]
         o = np.concatenate([self.shipped_logit(u) for u in fit_on])
         d = np.concatenate([self.data[u]["head"][:, 3] for u in fit_on])
@@ -123,7 +148,7 @@ class Study:
         ws = np.linspace(-3, 3, 121)
         nll = [np.sum(np.logaddexp(0, -(o + v * d)) * y + np.logaddexp(0, o + v * d) * (1 - y)) + 0.5 * v * v for v in ws]
         v = float(ws[int(np.argmin(nll))])
-        return lambda t: (1 / (1 + np.exp(-(self.shipped_logit(t) + v * self.data[t]["head"][:, 3]))), cut_offs()[0])
+        return lambda t: (1 / (1 + np.exp(-(self.shipped_logit(t) + v * self.data[t]["head"][:, 3]))), cut)
 
     def score(self, held_out: list[str], scorer_of) -> dict:
         picked = {}
@@ -142,26 +167,17 @@ def main() -> None:
     if not T.TOPICS.exists():
         print(f"skipped: {T.TOPICS} is absent")
         return
-    from rag.library.library import Library
-    from rag.settings import Settings
-    from rag.tasks.area_scorer import cut_offs
-
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}; reproduce: "
           f".venv/bin/python bench/area_heads_study.py --home {args.home} --library {args.library}\n")
     train, test, judged = T.areas("train"), T.areas("test"), T.judged_areas()
     by_topic = {a["topic"]: a for a in train + test + judged}
-    if args.rows and args.rows.exists():
-        data = pickle.loads(args.rows.read_bytes())
-    else:
-        lib = Library(Settings(home=args.home, library=args.library, embedder="minilm"))
-        data = {a["topic"]: area_rows(lib, a) for a in train + test + judged}
-        if args.rows:
-            args.rows.write_bytes(pickle.dumps(data))
+    data = load_rows(args.home, args.library, args.rows, train + test + judged)
     mlqa, extra, held = [a["topic"] for a in train], [a["topic"] for a in judged], [a["topic"] for a in test]
     st = Study(data, by_topic, mlqa)
     every = mlqa + extra
-    shipped = lambda t: (lambda u: (1 / (1 + np.exp(-st.shipped_logit(u))), cut_offs()[0]))  # noqa: E731
-    rows = [("shipped weights (mlqa train in sample)", shipped, shipped)]
+    cut = first_stage_cut(data, by_topic, mlqa)
+    shipped = lambda t: (lambda u: (1 / (1 + np.exp(-st.shipped_logit(u))), cut))  # noqa: E731
+    rows = [("shipped first stage (mlqa train in sample)", shipped, shipped)]
     for head in (False, True):
         for wt in ((0.0, 0.1, 0.25, 1.0) if not head else (0.0, 0.25)):
             label = f"refit{' + head columns' if head else ''}, judged weigh {wt:g}"

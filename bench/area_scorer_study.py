@@ -113,7 +113,7 @@ def evaluate(data: dict, by_topic: dict, cols: tuple, held_out: list[str], fit_o
         y = np.concatenate([[T.label(by_topic[u], i) for i in data[u]["ids"]] for u in fit_on])
         mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
         w, b = T.fit((x - mean) / std, y)
-        cover = T.choose({u: (xs(u), data[u]["ids"]) for u in fit_on}, by_topic, w, b, mean, std)
+        cover = T.choose({u: (xs(u), data[u]["ids"]) for u in fit_on}, by_topic, {"w": w, "b": b, "mean": mean, "std": std})
         z = (xs(t) - mean) / std
         p = 1 / (1 + np.exp(-(z @ w + b)))
         rank = p

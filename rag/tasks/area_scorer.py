@@ -3,11 +3,14 @@ reader weighs -- how close its contribution, background, title and whole text co
 cosine, also against the best candidate), where the area's words fall (title, contribution, background,
 keywords; the whole phrase, its head and its modifier: "optimal transport" of "optimal transport in
 machine learning"; a name with a setting is named by its head in a paper in that setting), its acronym,
-a mention only as a test bed (rag.tasks.topicality.tested_on), BM25 and the retrieval rank.
+a mention only as a test bed (rag.tasks.topicality.tested_on), BM25 and the retrieval rank. A second stage
+adds a weight on how alike the paper is to the area's three most probable other papers (company()): one let
+in by its rank and the setting's words alone sits apart from them.
 
 Trained by bench/train_area_scorer.py on the train areas of ../shared/data/mlqa/topics.jsonl (papers judged
-core are positives, related half, off and unjudged negatives); the weights, their standardisation and the two
-cut-offs (covered; related, not summarised) ship as area_scorer.npz beside this file, run by numpy.
+core are positives, related half, off and unjudged negatives; the second stage on top of the first's logit);
+the weights, their standardisation and the two cut-offs (covered; related, not summarised) ship as
+area_scorer.npz beside this file, run by numpy.
 """
 
 from __future__ import annotations
@@ -151,16 +154,39 @@ def model(kind: str = STANDALONE) -> dict[str, np.ndarray]:
     return _load(weights_for(WEIGHTS, kind))
 
 
+def company(p: np.ndarray, vecs: np.ndarray, top: int) -> np.ndarray:
+    """Each paper's mean cosine (unit `vecs`) to the `top` most probable other papers (by `p`). An area's
+    papers are alike; one let in by its rank and the setting's words sits apart from them (an auction-price
+    paper on "deep recurrent neural networks" among methods that explain networks' predictions)."""
+    if len(p) < 2:
+        return np.ones(len(p))
+    cos = vecs @ vecs.T
+    order = np.argsort(-p, kind="stable")
+    return np.array([cos[i, [j for j in order if j != i][:top]].mean() for i in range(len(p))])
+
+
+def logits(x: np.ndarray, m: dict[str, np.ndarray], vecs: np.ndarray | None = None) -> np.ndarray:
+    """The scorer's logit per row of features; with `vecs` (the papers' unit vectors) and a second stage in
+    `m`, plus its weight on company() by the first stage's probabilities."""
+    z = ((x - m["mean"]) / m["std"]) @ m["w"] + float(m["b"])
+    if vecs is None or "company_w" not in m:
+        return z
+    c = company(1.0 / (1.0 + np.exp(-z)), vecs, int(m["company_top"]))
+    return z + float(m["company_w"]) * (c - float(m["company_mean"])) / float(m["company_std"]) + float(m["company_b"])
+
+
 def probabilities(topic: str, readings: list[Reading], emb, x: np.ndarray | None = None) -> np.ndarray:
     """P(the paper belongs to the area) per reading (`x`: its features, when computed); also set on each
     reading's `probability`."""
+    from rag.tasks.themes import paper_text
+
     m = model(vector_kind(emb))
     x = features(topic, readings, emb) if x is None else x
     if not len(x):
         return np.zeros(0)
     assert tuple(m["names"]) == FEATURES, "area_scorer.npz was trained on other features: rerun bench/train_area_scorer.py"
-    z = ((x - m["mean"]) / m["std"]) @ m["w"] + float(m["b"])
-    p = 1.0 / (1.0 + np.exp(-z))
+    vecs = emb.embed_array([paper_text(r.paper) for r in readings]) if "company_w" in m else None
+    p = 1.0 / (1.0 + np.exp(-logits(x, m, vecs)))
     for r, q in zip(readings, p):
         r.probability = float(q)
     return p
