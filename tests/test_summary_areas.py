@@ -165,3 +165,5 @@ def test_a_paper_unlike_the_areas_likeliest_papers_is_less_probably_of_the_area(
     z = logits(x, m, vecs)
     assert z[3] > z[4]  # alike the likeliest three, against apart from them
     assert np.allclose(logits(x, m)[3], logits(x, m)[4])  # the first stage alone cannot tell them apart
+    # a lone candidate has no others to be like: the stage adds only its bias
+    assert np.allclose(logits(x[:1], m, vecs[:1]), logits(x[:1], m) + float(m["company_b"]))

@@ -158,8 +158,8 @@ def company(p: np.ndarray, vecs: np.ndarray, top: int) -> np.ndarray:
     """Each paper's mean cosine (unit `vecs`) to the `top` most probable other papers (by `p`). An area's
     papers are alike; one let in by its rank and the setting's words sits apart from them (an auction-price
     paper on "deep recurrent neural networks" among methods that explain networks' predictions)."""
-    if len(p) < 2:
-        return np.ones(len(p))
+    if len(p) < 2:  # no others to be like: the train areas' mean, so the stage adds only its bias
+        return np.full(len(p), np.nan)
     cos = vecs @ vecs.T
     order = np.argsort(-p, kind="stable")
     return np.array([cos[i, [j for j in order if j != i][:top]].mean() for i in range(len(p))])
@@ -171,8 +171,9 @@ def logits(x: np.ndarray, m: dict[str, np.ndarray], vecs: np.ndarray | None = No
     z = ((x - m["mean"]) / m["std"]) @ m["w"] + float(m["b"])
     if vecs is None or "company_w" not in m:
         return z
-    c = company(1.0 / (1.0 + np.exp(-z)), vecs, int(m["company_top"]))
-    return z + float(m["company_w"]) * (c - float(m["company_mean"])) / float(m["company_std"]) + float(m["company_b"])
+    c = np.nan_to_num((company(1.0 / (1.0 + np.exp(-z)), vecs, int(m["company_top"])) - float(m["company_mean"]))
+                      / float(m["company_std"]))
+    return z + float(m["company_w"]) * c + float(m["company_b"])
 
 
 def probabilities(topic: str, readings: list[Reading], emb, x: np.ndarray | None = None) -> np.ndarray:
