@@ -55,6 +55,15 @@ def test_fine_tuning_of_large_language_models_holds_its_papers_not_the_whole_lib
     assert len(res.citations) <= 8
 
 
+def test_reasoning_in_large_language_models_holds_its_papers_not_the_other_language_model_ones(seeds_library):
+    res = summarise("reasoning in large language models", seeds_library, settings=seeds_library.settings)
+    # self-improvement on reasoning tasks of growing difficulty; RLIF elicits reasoning from internal feedback
+    assert ids(seeds_library, "001:11", "000:4") <= cited(res), res.render_text()
+    # distribution shifts of language models, and the formal languages an RNN recognises, are no part of it:
+    # they came in on the setting's words and their rank, unlike the area's likeliest papers (the company stage)
+    assert not ids(seeds_library, "000:14", "003:16") & cited(res), res.render_text()
+
+
 def test_a_summary_says_how_many_more_papers_its_area_holds_and_how_to_see_them(seeds_library):
     full = summarise("optimal transport", seeds_library, settings=seeds_library.settings)
     assert len(full.citations) >= 2 and not full.more
