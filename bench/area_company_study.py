@@ -58,12 +58,8 @@ def scorer(data: dict, by: dict, fit_on: list[str], col: dict):
     w, b = T.fit(np.concatenate([(col[u] - mean) / std for u in fit_on])[:, None], y,
                  offset=np.concatenate([first_stage(data[u]) for u in fit_on]))
     prob = lambda t: 1 / (1 + np.exp(-(first_stage(data[t]) + w[0] * (col[t] - mean) / std + b)))  # noqa: E731
-    best, cover = -9.0, 0.5
-    for c in np.arange(T.LOWEST, 0.9, 0.01):
-        s = T.score({u: pick(prob(u), data[u], c, prob(u), 0.7) for u in fit_on}, by)
-        margin = min(s["precision"] - 0.92, s["core_recall"] - 0.88) - 0.1 * s["failures"]
-        if margin > best + 1e-9:
-            best, cover = margin, float(c)
+    ps = {u: prob(u) for u in fit_on}
+    cover = T.widest_margin(lambda c: T.score({u: pick(ps[u], data[u], c, ps[u], 0.7) for u in fit_on}, by))
     return prob, cover, float(w[0])
 
 

@@ -130,21 +130,13 @@ class TfIdf:
 
 def _groups(d: np.ndarray, lo_per: int = 5, fixed: int = 0) -> list[np.ndarray]:
     """rag.tasks.themes.cluster's cut on a distance matrix, with its range of group counts as parameters."""
-    from rag.tasks.linkage import Dendrogram
-    from rag.tasks.themes import MAX_THEMES, _silhouette
+    from rag.tasks.themes import MAX_THEMES, best_cut
 
     n = len(d)
     if n < 4:
         return [np.arange(n)]
-    tree = Dendrogram(d)
     ks = [min(fixed, n // 2)] if fixed else range(max(2, math.ceil(n / lo_per)), max(2, min(MAX_THEMES, n // 2)) + 1)
-    best, labels = -2.0, None
-    for k in ks:
-        cut = tree.cut(k)
-        s = _silhouette(d, cut) if len(np.unique(cut)) > 1 else -2.0
-        if s > best + 1e-9:
-            best, labels = s, cut
-    return [np.arange(n)] if labels is None else [np.flatnonzero(labels == k) for k in np.unique(labels)]
+    return best_cut(d, ks)
 
 
 def _raw(v: np.ndarray) -> np.ndarray:

@@ -76,8 +76,16 @@ def in_setting(stems: set[str], text: str, settings: list[tuple[str, ...]], acro
             or any(_acronym(a).search(text) for a in acronyms))
 
 
-def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
-    """One row of FEATURES per reading (rag.tasks.topicality.read, in retrieval order)."""
+def vectors(topic: str, readings: list[Reading], emb) -> np.ndarray:
+    """The area's unit vector, then each paper's (title and abstract), in one batch."""
+    from rag.tasks.themes import paper_text  # themes imports topicality too: read it here, not at the top
+
+    return emb.embed_array([topic] + [paper_text(r.paper) for r in readings])
+
+
+def features(topic: str, readings: list[Reading], emb, vecs: np.ndarray | None = None) -> np.ndarray:
+    """One row of FEATURES per reading (rag.tasks.topicality.read, in retrieval order); `vecs`: vectors()
+    when already computed."""
     if not readings:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     whole, heads, tails, words = topic_forms(topic)
@@ -90,9 +98,7 @@ def features(topic: str, readings: list[Reading], emb) -> np.ndarray:
     # feedback". Measured in docs/quality.md ("Names with a setting read by their head").
     by_head = (whole + heads, acronyms | naming(head_name)[1]) if setting else None
     setting_acronyms = naming(setting)[1] if setting else set()
-    from rag.tasks.themes import paper_text  # themes imports topicality too: read it here, not at the top
-
-    vecs = emb.embed_array([topic] + [paper_text(r.paper) for r in readings])
+    vecs = vectors(topic, readings, emb) if vecs is None else vecs
     paper_cos = vecs[1:] @ vecs[0]
     lexical = max((r.hit.lexical for r in readings), default=0.0) or 1.0
     rows = []
@@ -176,18 +182,17 @@ def logits(x: np.ndarray, m: dict[str, np.ndarray], vecs: np.ndarray | None = No
     return z + float(m["company_w"]) * c + float(m["company_b"])
 
 
-def probabilities(topic: str, readings: list[Reading], emb, x: np.ndarray | None = None) -> np.ndarray:
-    """P(the paper belongs to the area) per reading (`x`: its features, when computed); also set on each
-    reading's `probability`."""
-    from rag.tasks.themes import paper_text
-
+def probabilities(topic: str, readings: list[Reading], emb, x: np.ndarray | None = None,
+                  vecs: np.ndarray | None = None) -> np.ndarray:
+    """P(the paper belongs to the area) per reading (`x`: its features, `vecs`: vectors(), when computed);
+    also set on each reading's `probability`."""
     m = model(vector_kind(emb))
-    x = features(topic, readings, emb) if x is None else x
+    vecs = vectors(topic, readings, emb) if vecs is None else vecs
+    x = features(topic, readings, emb, vecs) if x is None else x
     if not len(x):
         return np.zeros(0)
     assert tuple(m["names"]) == FEATURES, "area_scorer.npz was trained on other features: rerun bench/train_area_scorer.py"
-    vecs = emb.embed_array([paper_text(r.paper) for r in readings]) if "company_w" in m else None
-    p = 1.0 / (1.0 + np.exp(-logits(x, m, vecs)))
+    p = 1.0 / (1.0 + np.exp(-logits(x, m, vecs[1:])))
     for r, q in zip(readings, p):
         r.probability = float(q)
     return p
@@ -215,8 +220,9 @@ def on_topic(topic: str, readings: list[Reading], emb) -> tuple[list[Reading], l
     bed's "synthetic data"). A paper at CONFIDENT or more needs no gate: an area whose papers name it in other
     words ("explanations" for "explaining predictions") kept its core papers. Chosen on the mlqa train areas
     (gate with CONFIDENT: precision 0.945, core recall 0.825; no gate 0.940 / 0.836) and the seeds' cases."""
-    x = features(topic, readings, emb)
-    p = probabilities(topic, readings, emb, x)
+    vecs = vectors(topic, readings, emb)  # once: the features and the company stage both read them
+    x = features(topic, readings, emb, vecs)
+    p = probabilities(topic, readings, emb, x, vecs)
     cover, near = cut_offs(vector_kind(emb))
     head = x[:, FEATURES.index("head_any")] > 0 if len(x) else np.zeros(0, bool)
     order = np.argsort(-p, kind="stable")

@@ -90,13 +90,18 @@ def cluster(vecs: np.ndarray, max_themes: int = MAX_THEMES) -> list[np.ndarray]:
     n = len(vecs)
     if n < 4:
         return [np.arange(n)]
-    d = centred_distances(vecs)
-    tree = Dendrogram(d)
-    best, best_labels = -2.0, None
     # Silhouettes of abstract vectors are low and flat (0.05-0.2 on the seeds), so k is kept where
     # themes read well: about 2-5 papers each, then the silhouette picks within that range.
     lo, hi = max(2, math.ceil(n / 5)), max(2, min(max_themes, n // 2))
-    for k in range(lo, hi + 1):
+    return best_cut(centred_distances(vecs), range(lo, hi + 1))
+
+
+def best_cut(d: np.ndarray, ks) -> list[np.ndarray]:
+    """Index groups: the average-linkage tree of distances `d` cut into each k of `ks`, the cut of two groups
+    or more with the highest silhouette kept (one group when none has two)."""
+    tree = Dendrogram(d)
+    best, best_labels = -2.0, None
+    for k in ks:
         labels = tree.cut(k)
         if len(np.unique(labels)) < 2:
             continue
@@ -104,5 +109,5 @@ def cluster(vecs: np.ndarray, max_themes: int = MAX_THEMES) -> list[np.ndarray]:
         if s > best + 1e-9:
             best, best_labels = s, labels
     if best_labels is None:
-        return [np.arange(n)]
+        return [np.arange(len(d))]
     return [np.flatnonzero(best_labels == k) for k in np.unique(best_labels)]
