@@ -24,7 +24,7 @@ from rag.library.retrieval import Filters, search
 from rag.settings import Settings, get_settings
 from rag.tasks.compare_cells import column_probabilities, pick_cells, shorten
 from rag.tasks.comparison import MAX_ROWS, Row, Table
-from rag.tasks.summarise import NO_PAPERS_TEXT, covers_topic, group_into_themes
+from rag.tasks.summarise import NO_PAPERS_TEXT, group_into_themes
 from rag.tasks.area_scorer import on_topic
 from rag.tasks.themes import MAX_PAPERS, depth, paper_text
 from rag.tasks.topicality import Reading, read
@@ -56,15 +56,12 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
         raise UserError("name a topic to compare papers on, or choose the papers (--papers ID,ID,...)")
     else:
         hits = search(library, topic, depth(k), filters)
-        if not covers_topic(hits):
-            return Table(topic=topic, mode=mode, abstained=True, nearest=hits[:5],
-                         message=f"{NO_PAPERS_TEXT[:-1]} (“{topic}”){_scope(filters)}.")
         readings, near = on_topic(topic, read(topic, hits, emb), emb)
         related = [r.hit for r in near]
         if not readings:
             return Table(topic=topic, mode=mode, abstained=True, nearest=related or hits[:5],
-                         message=f"{NO_PAPERS_TEXT[:-1]} (“{topic}”){_scope(filters)}: the nearest papers "
-                                 "touch it only in passing.")
+                         message=f"{NO_PAPERS_TEXT[:-1]} (“{topic}”){_scope(filters)}"
+                                 + (": the nearest papers touch it only in passing." if near else "."))
     themes = group_into_themes(topic, readings, hits, emb, max_papers=len(readings) if chosen else k,
                                by_score=not chosen or bool(topic))
     rows: list[Row] = []
