@@ -19,7 +19,7 @@ import rispy
 
 from rag.records import Paper, Rejection
 from rag.loaders._io import MAX_RECORD_BYTES, iter_lines
-from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole
+from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole, split_keywords
 from rag.loaders.titles import derive_title
 
 _TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
@@ -165,5 +165,5 @@ def to_paper(entry: dict, source: str, position: int, where: str) -> Paper | Rej
         url=url,
         source=source,
         position=position,
-        keywords=list(dict.fromkeys(keywords)),
+        keywords=split_keywords(keywords),  # each once, by its first spelling, as every loader
     )

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rag.records import Paper, Rejection
-from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole
+from rag.loaders.common import clean_text, make_paper_id, parse_year, refused_whole, split_keywords
 from rag.loaders.titles import derive_title
 
 MAGIC = b"SQLite format 3\x00"
@@ -225,6 +225,6 @@ def _to_paper(item: dict, source: str, position: int) -> Paper | Rejection:
         url=url,
         source=source,
         position=position,
-        keywords=list(dict.fromkeys(t for t in item["tags"] if t)),
+        keywords=split_keywords(item["tags"]),  # "Deep learning" and "deep learning" tags are one keyword
         collections=list(dict.fromkeys(item["collections"])),
     )
