@@ -75,6 +75,11 @@ def test_compare_in_a_browser(browser, app_url, tmp_path):
     assert page.locator("#pc-chat table th").filter(has_text="Approach").count() >= 1
     cell = page.locator("#pc-chat a.pc-cell").first
     target = cell.get_attribute("href")
+    # the turn's last steps first: the CSV button shows, then app.js places the answer at its top for up to
+    # 1.5 s; a click while the chat still moves can land beside the cell (one CI run timed out here)
+    page.wait_for_selector("#pc-dl-csv", state="visible")
+    page.wait_for_selector(f"#pc-sources {target}", state="attached")
+    page.wait_for_timeout(1600)
     cell.click()
     page.wait_for_selector(f"#pc-sources {target}.pc-current")
     mark = page.locator(f"#pc-sources {target}")
