@@ -263,6 +263,11 @@ def test_a_topic_named_only_as_a_test_bed_is_not_the_contribution():
                                  "synthetic data and real-world tasks, illustrating the practical relevance.")
     assert bed("graph neural networks", "We evaluate on three GNN benchmarks.")
     assert bed("optimal transport", "The method is applied to optimal transport between point clouds.")
+    # the last item of a list of test beds: "across four domains: …, and LLM reasoning", "such as …, and X"
+    assert bed("reasoning", "The theory is validated across four domains: imaging, scientific computing, operations "
+                            "research, and LLM reasoning, demonstrating that the solution quality improves.")
+    assert bed("machine translation", "We evaluate on tasks such as image classification, language modeling, and "
+                                      "machine translation.")
     assert not bed("synthetic data", "We propose a generator of synthetic data for pretraining.")
     assert not bed("in-context learning", "Experiments show that in-context learning emerges from pretraining.")
     # named outside the test bed too

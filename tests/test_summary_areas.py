@@ -72,6 +72,8 @@ def test_reasoning_named_in_one_word_is_summarised_not_refused(seeds_library):
     assert not res.abstained and "no papers on this topic" not in res.summary, res.summary
     # self-improvement on reasoning tasks of growing difficulty; GRPO's trade-off of reasoning plasticity
     assert ids(seeds_library, "001:11", "000:7") <= cited(res), res.render_text()
+    # implicit models name "LLM reasoning" only as the last of four domains their theory is validated across
+    assert not ids(seeds_library, "004:9") & cited(res), res.render_text()
 
 
 def test_a_summary_says_how_many_more_papers_its_area_holds_and_how_to_see_them(seeds_library):

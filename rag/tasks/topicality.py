@@ -205,8 +205,12 @@ def names(text: str, phrases: list[tuple[str, ...]], acronyms: set[str]) -> bool
 # preposition ("outperforms baselines on three X benchmarks"). "results" is no cue: "results in X" is causal.
 _CUE = (r"\b(?:evaluat|experiment|test|validat|appl(?:y|ie|ica)|benchmark|demonstrat|illustrat|simulat|empiric"
         r"|deploy)\w*")
-_BED_BEFORE = re.compile(_CUE + r"(?:\W+\w+){0,6}?\W+(?:on|to|with|using|across|over)(?:\W+[\w$]+){0,4}?\W*$",
-                         re.IGNORECASE)
+# The topic as the last item of a list after such a preposition is tested on too: "validated across four
+# domains: imaging, scientific computing, operations research, and LLM reasoning", "on tasks such as image
+# classification, language modeling, and machine translation" (items of at most three words).
+_LIST = r"(?:(?:\s*[:,]\s+|\s+(?:such\s+as|including)\s+)(?:(?:and|or)\s+)?[\w$-]+(?:\s+[\w$-]+){0,2})*"
+_BED_BEFORE = re.compile(_CUE + r"(?:\W+\w+){0,6}?\W+(?:on|to|with|using|across|over)(?:\W+[\w$]+){0,4}?" + _LIST
+                         + r"\W*$", re.IGNORECASE)
 _BED_AFTER = re.compile(r"^\W*(?:benchmarks?|datasets?|data\s+sets?|tasks|environments|suites?)\b", re.IGNORECASE)
 _PREP_BEFORE = re.compile(r"\b(?:on|across|using|with|over)(?:\W+[\w$]+){0,3}?\W*$", re.IGNORECASE)
 _BED_WINDOW = 12  # words before the topic that are read for a cue
