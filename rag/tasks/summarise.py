@@ -52,7 +52,7 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     hits = search(library, topic, depth(k), filters)
     emb = library.text_embedder
     readings, related = on_topic(topic, read(topic, hits, emb), emb)
-    if not readings:  # the area scorer finds no paper of the area (it, not a cosine rule, decides: see no_papers_reason)
+    if not readings:  # the area scorer, not a cosine rule, decides that no paper is of the area
         return Summary(topic=topic, summary=f"{NO_PAPERS_TEXT} {no_papers_reason(related)}.", mode=mode,
                        abstained=True, nearest=[r.hit for r in related] or hits[:5])
     more = max(0, len(readings) - k)
@@ -119,8 +119,8 @@ def no_papers_reason(related: list) -> str:
     A cosine rule used to decide first whether the library covers a topic at all (best chunk at 0.36 with a
     shared word, or 0.45). It decided nothing on the mlqa library (all 34 judged areas passed it) and on the
     seeds it hid areas the scorer finds: "reasoning" (best chunk 0.35) was "no papers" although the seeds hold
-    papers on LLM reasoning. The scorer keeps no paper for any of the seeds' uncovered areas it let through
-    (docs/quality.md, "Whether the library covers a topic")."""
+    papers on LLM reasoning. The scorer alone keeps no paper for any of 18 areas the seeds do not hold
+    (bench/topic_cover.py; docs/quality.md, "Whether the library covers a topic")."""
     if related:
         return "The nearest papers touch it only in passing; they are listed below, not summarised"
     return "The nearest papers are listed below"
