@@ -150,3 +150,28 @@ def test_a_verb_a_cut_compound_or_a_section_heading_is_not_a_name():
                     "Euclidean embeddings", "systems biology", "message passing"):
         term = " ".join(norm(w.lower()) for w in written.split())
         assert is_name(term, written), written
+
+
+def test_a_clause_cut_at_its_verb_is_not_a_name():
+    # names the mlqa summaries printed (bench/summarise_mlqa.py): "the proposed algorithm attains $\tilde O(\sqrt
+    # T)$ regret", "a greedy algorithm suffices to achieve", "a metric called CLEVER", "required differential privacy"
+    for written in ("Algorithm attains", "algorithm suffices", "align LLM", "Forget earlier tokens",
+                    "learning built", "Metric called CLEVER", "Required differential privacy", "Associated Taylor loss",
+                    "Worst-case", "Non-private"):
+        term = " ".join(norm(w.lower()) for w in written.split())
+        assert not is_name(term, written), written
+    for written in ("alignment tax", "catastrophic forgetting", "built-in forgetting mechanisms", "worst-case regret",
+                    "CLEVER score"):
+        term = " ".join(norm(w.lower()) for w in written.split())
+        assert is_name(term, written), written
+
+
+def test_a_title_in_capitals_names_its_theme_in_sentence_case():
+    # ICLR 2017-18 titles are often all capitals (29 of mlqa's 3,000): the theme named by one reads as a title
+    shout = [_paper(0, "We train generative adversarial networks (GANs) with a mixture of generators on images.",
+                    title="MIX-GENERATOR GANS WITH BAYESIAN PRIORS")]
+    other = [_paper(1, "Wasserstein distances between point clouds are computed by entropic regularisation.",
+                    title="Entropic Optimal Transport")]
+    names = [t for t, _ in name_themes([shout, other], shout + other, "generative models")]
+    assert names[0] == "Mix-generator GANs with Bayesian priors", names
+    assert names[1] == "Entropic Optimal Transport", names  # a title in Title Case is left as written

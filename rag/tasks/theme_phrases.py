@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rag.tasks.theme_words import (ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS, NOT_EDGE,
-                          NOT_PROPER_ADJ, NOUN_AR, NOUN_ENDINGS_OK, PLURAL_MODIFIERS, SECTION_WORDS, STOP, VAGUE_HEADS,
-                          VERBS)
+from rag.tasks.theme_words import (ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS,
+                          NAMING_WORDS, NOT_EDGE, NOT_PROPER_ADJ, NOUN_AR, NOUN_ENDINGS_OK, PLURAL_MODIFIERS,
+                          SECTION_WORDS, STOP, VAGUE_HEADS, VERBS)
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-\u2011][A-Za-z0-9]+)*")
 
@@ -174,7 +174,7 @@ def is_name(term: str, surface: str = "", verbs: set[str] | frozenset[str] = fro
     words = term.split()
     if not words or all(w in GENERIC or norm(w) in GENERIC for w in words):
         return False
-    if any(_verb_like(w, i == 0, len(words)) or w in verbs for i, w in enumerate(words)):
+    if any(_verb_like(w, i == 0, len(words)) or w in verbs or w in NAMING_WORDS for i, w in enumerate(words)):
         return False
     if any(w.endswith("ly") and w not in NOUN_ENDINGS_OK for w in words):
         return False  # an adverb: a clause cut short ("linear attention fundamentally falls")

@@ -61,8 +61,10 @@ multi-modal multimodal visual spatial temporal robust accurate scalable efficien
 advanced current inherent recent modern traditional classical conventional typical prominent popular powerful
 promising remarkable significant substantial strong good great crucial critical essential best
 called termed dubbed named coined aforementioned additional further other extra appropriate suitable flexible
-future desired given proper practical useful usual instead
+future desired given proper practical useful usual instead required associated worst non
 """.split())
+# A word that introduces a name is a clause wherever it stands ("Metric called CLEVER").
+NAMING_WORDS = {"called", "termed", "dubbed", "named", "coined"}
 # Verbs (terms are plural-folded: "requires" -> "require"): a phrase holding one is a clause cut short
 # ("self-consistency requires", "GS-Pose operates", "Detect unlabeled errors").
 VERBS = {"way", "thing", "lot", "kind", "part", "use", "fact", "issue", "work", "learn", "train", "solve",
@@ -76,7 +78,7 @@ VERBS = {"way", "thing", "lot", "kind", "part", "use", "fact", "issue", "work", 
           "adapt", "obtain", "outline", "tackle", "handle", "mitigate", "overcome", "address", "boost", "fall",
           "revisit", "rethink", "bridge", "unify", "lift", "interpolate", "underpin", "admit", "gain", "rise",
           "couple", "govern", "dominate", "encapsulate", "determine", "characterize", "characterise", "exceed",
-          "surpass", "outweigh", "persist", "possess"}
+          "surpass", "outweigh", "persist", "possess", "attain", "suffice", "align", "forget", "built"}
 # "-ing" words that are nouns at the head of a phrase ("learning rate", "rendering quality"); any other
 # "-ing" word opening a phrase is a verb ("Assessing generative adversarial", "Inducing grammars").
 ING_NOUNS = set("""
