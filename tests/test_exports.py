@@ -135,6 +135,20 @@ def test_markdown_names_the_question_and_filters_and_quotes_under_references():
     assert "Filtered" not in answer_markdown(ans, Filters())
 
 
+def test_a_reference_line_has_one_full_stop_after_et_al():
+    from rag.tasks.summary import _ref_line
+
+    # a summary's reference printed "Yujia Xie et al.. On Scalable and Efficient Computation ..." (mlqa)
+    xie = Paper(paper_id="icml2019:1488", title="On Scalable and Efficient Computation of Large Scale Optimal Transport",
+                authors=["Yujia Xie", "Minshuo Chen", "Haoming Jiang"], year=2019, venue="ICML",
+                abstract="We approximate the optimal transport plan.")
+    assert _ref_line(xie) == "Yujia Xie et al. On Scalable and Efficient Computation of Large Scale Optimal Transport — ICML 2019"
+    assert _ref_line(ATTENTION).startswith("Vaswani, Ashish et al. Attention Is All You Need — 2017")
+    many = xie.model_copy(update={"authors": [f"Author {i}" for i in range(12)], "title": "Is transport enough?"})
+    md = summary_markdown("optimal transport", "Overview [1].", [], cites(many))
+    assert "Author 9 et al. ICML, 2019" in md and "et al.." not in md and "enough?. " not in md
+
+
 def test_our_own_loaders_read_both_exports_back_as_the_same_papers(tmp_path):
     from rag.loaders import load_file
     from rag.records import Rejection

@@ -104,8 +104,16 @@ def ref_line(n: int | None, paper) -> str:
     src = f"{paper.source}:{paper.position}" if paper.source else ""
     url = f" <{paper.url}>" if getattr(paper, "url", "") else ""
     lead = f"[{n}] " if n is not None else "- "
-    return (f"{lead}{title}{star}" + (f". {who}" if who else "") + (f". {where}" if where else "")
-            + (f". doi:{doi}" if doi else "") + (f". {src}" if src else "") + url)
+    return lead + period_join([f"{title}{star}", who, where, f"doi:{doi}" if doi else "", src]) + url
+
+
+def period_join(parts: list[str]) -> str:
+    """The non-empty parts as sentences, a full stop between them unless one already ends it: "Xie et al. On
+    Scalable …", not "Xie et al.. On Scalable …"; "Is attention enough? Smith"."""
+    out = ""
+    for part in (p for p in parts if p):
+        out += part if not out else (" " if out.endswith((".", "?", "!")) else ". ") + part
+    return out
 
 
 def abstained_markdown(heading: str, text: str, nearest, filters=None) -> str:

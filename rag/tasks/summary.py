@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag.exports.documents import period_join
 from rag.exports.terminal import readable
 from rag.records import Citation, Hit, Paper
 
@@ -88,11 +89,10 @@ class Summary(BaseModel):
 
 def _ref_line(p: Paper) -> str:
     where = f" ({p.source}:{p.position})" if p.source else ""
-    authors = ""
-    if p.authors:
-        authors = p.authors[0] + (" et al." if len(p.authors) > 1 else "") + ". "
+    authors = p.authors[0] + (" et al." if len(p.authors) > 1 else "") if p.authors else ""
     pub = f"{p.venue} {p.year or ''}".strip()
-    return f"{authors}{readable(p.title)}{'*' if p.title_derived else ''}" + (f" — {pub}" if pub else "") + where
+    return period_join([authors, f"{readable(p.title)}{'*' if p.title_derived else ''}"]) + \
+        (f" — {pub}" if pub else "") + where
 
 
 class ThemeDraft:
