@@ -87,7 +87,7 @@ def render_text(table: Table, width: int = WIDTH) -> str:
     if any(r.paper.title_derived for r in table.rows):
         out.append("* title derived from the abstract")
     if table.related:
-        out += ["", "Related, not compared (near the topic, but their own contribution is not about it)"]
+        out += ["", "Related, not compared (near the topic, but less clearly on it than the papers compared)"]
         out += [trim(f"  - {_shown(h.paper.title)}", width) for h in table.related]
     return "\n".join(out)
 

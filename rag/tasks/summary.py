@@ -80,7 +80,7 @@ class Summary(BaseModel):
         if self.more:
             out += ["", self.more_text]
         if self.related:
-            out += ["", "Related, not summarised (near the topic, but their own contribution is not about it)"]
+            out += ["", "Related, not summarised (near the topic, but less clearly on it than the papers summarised)"]
             out += [f"  - {_ref_line(h.paper)}" for h in self.related]
         if any(c.paper.title_derived for c in self.citations) or any(h.paper.title_derived for h in self.related):
             out.append("* title derived from the abstract")
