@@ -252,6 +252,19 @@ def test_the_overlap_needs_the_topics_words_side_by_side():
     assert not holds_phrase("feed-forward ReLU neural networks built on directed acyclic graph architectures", gnn)
 
 
+def test_a_noun_compound_of_an_action_is_also_named_by_its_verb_and_object():
+    from rag.tasks.topicality import holds_phrase, phrase_parts
+
+    (uq,) = phrase_parts("uncertainty quantification")
+    assert holds_phrase("Quantifying uncertainty is crucial in safety-critical learning systems", uq)
+    assert holds_phrase("Conformal prediction is one promising way to quantify uncertainty", uq)
+    assert not holds_phrase("quantified predictive uncertainty", uq)  # side by side, as the compound is
+    (kd,) = phrase_parts("knowledge distillation")
+    assert holds_phrase("We distill the knowledge of an ensemble into one network", kd)
+    (rl,) = phrase_parts("reinforcement learning")  # "learning" names no action on "reinforcement"
+    assert not holds_phrase("Curriculum learning, reinforcement signals and rewards", rl)
+
+
 def test_a_topic_named_only_as_a_test_bed_is_not_the_contribution():
     from rag.tasks.topicality import naming, phrase_parts, tested_on
 

@@ -76,6 +76,14 @@ def test_reasoning_named_in_one_word_is_summarised_not_refused(seeds_library):
     assert not ids(seeds_library, "004:9") & cited(res), res.render_text()
 
 
+def test_an_area_named_as_a_noun_compound_holds_the_paper_that_names_it_by_verb_and_object(seeds_library):
+    # The conformal-prediction paper opens "Quantifying uncertainty is crucial ..." and never writes "uncertainty
+    # quantification": the summary said "The library has no papers on this topic" (its p 0.32, not named).
+    res = summarise("uncertainty quantification", seeds_library, settings=seeds_library.settings)
+    assert not res.abstained and "no papers on this topic" not in res.summary, res.summary
+    assert ids(seeds_library, "004:2") <= cited(res), res.render_text()
+
+
 def test_a_summary_says_how_many_more_papers_its_area_holds_and_how_to_see_them(seeds_library):
     full = summarise("optimal transport", seeds_library, settings=seeds_library.settings)
     assert len(full.citations) >= 2 and not full.more

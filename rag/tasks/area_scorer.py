@@ -23,8 +23,8 @@ import numpy as np
 
 from rag.reading.grades import _STOP, RELEVANCE_FLOOR
 from rag.reading.vector_kind import STANDALONE, vector_kind, weights_for
-from rag.tasks.topicality import (ON_TOPIC, Reading, _WORD, _acronym, _content, _occurrences, _parts, _stems,
-                                  naming, phrase_parts)
+from rag.tasks.topicality import (ON_TOPIC, Reading, _WORD, _acronym, _content, _occurrences, _parts,
+                                  as_part, naming, phrase_parts)
 
 WEIGHTS = Path(__file__).with_name("area_scorer.npz")
 FEATURES = ("contrib_cos", "background_cos", "title_cos", "paper_cos", "paper_cos_gap", "contrib_cos_gap",
@@ -37,7 +37,7 @@ _MODIFIER = re.compile(r"\s+(?:in|for|of|on|from|with|under|via|using|through|ag
 
 
 def _phrase(text: str) -> tuple[str, ...]:
-    return tuple(_stems([w for w in _WORD.findall(text) if w.lower() not in _STOP]))
+    return as_part([w for w in _WORD.findall(text) if w.lower() not in _STOP])
 
 
 def _pieces(topic: str) -> list[list[str]]:
