@@ -147,7 +147,7 @@ class Part(tuple):
     nominal = False
 
 
-_NOMINAL = re.compile(r"[A-Za-z]{3,}(?:tion|sion|ment)$")
+_NOMINAL = re.compile(r"[A-Za-z]{3,}(?:tion|sion|ment)$", re.IGNORECASE)
 
 
 def as_part(words: list[str]) -> Part:
