@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.reading.grades import _STOP, RELEVANCE_FLOOR
+from rag.reading.grades import RELEVANCE_FLOOR
 from rag.reading.vector_kind import STANDALONE, vector_kind, weights_for
-from rag.tasks.topicality import (ON_TOPIC, Reading, _WORD, _acronym, _content, _occurrences, _parts,
-                                  as_part, naming, phrase_parts)
+from rag.tasks.topicality import (ON_TOPIC, Reading, _acronym, _content, _occurrences, _parts, naming,
+                                  phrase_of, phrase_parts)
 
 WEIGHTS = Path(__file__).with_name("area_scorer.npz")
 FEATURES = ("contrib_cos", "background_cos", "title_cos", "paper_cos", "paper_cos_gap", "contrib_cos_gap",
@@ -36,14 +36,10 @@ FEATURES = ("contrib_cos", "background_cos", "title_cos", "paper_cos", "paper_co
 _MODIFIER = re.compile(r"\s+(?:in|for|of|on|from|with|under|via|using|through|against|to|by)\s+", re.IGNORECASE)
 
 
-def _phrase(text: str) -> tuple[str, ...]:
-    return as_part([w for w in _WORD.findall(text) if w.lower() not in _STOP])
-
-
 def _pieces(topic: str) -> list[list[str]]:
     """Per part of the name ("X and Y"), its head and modifiers as text: "optimal transport in machine
     learning" -> [["optimal transport", "machine learning"]]."""
-    return [[p.strip() for p in _MODIFIER.split(f" {part.strip()} ") if _phrase(p)] for part in _parts(topic)]
+    return [[p.strip() for p in _MODIFIER.split(f" {part.strip()} ") if phrase_of(p)] for part in _parts(topic)]
 
 
 def topic_forms(topic: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]], list[tuple[str, ...]], set[str]]:
@@ -51,7 +47,7 @@ def topic_forms(topic: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]
     machine learning" -> [(optim, transport, machin, learn)], [(optim, transport)], [(machin, learn)]."""
     whole = phrase_parts(topic)
     with_setting = [p for p in _pieces(topic) if len(p) > 1]
-    heads, tails = [_phrase(p[0]) for p in with_setting], [_phrase(p[-1]) for p in with_setting]
+    heads, tails = [phrase_of(p[0]) for p in with_setting], [phrase_of(p[-1]) for p in with_setting]
     words = {w for p in whole for w in p}
     return whole, heads or whole, tails, words
 

@@ -150,8 +150,10 @@ class Part(tuple):
 _NOMINAL = re.compile(r"[A-Za-z]{3,}(?:tion|sion|ment)$", re.IGNORECASE)
 
 
-def as_part(words: list[str]) -> Part:
-    """The part of these content words (as written): their stems, and whether they are a nominal compound."""
+def phrase_of(text: str) -> Part:
+    """The text's content words (stop words dropped), stemmed, in order, and whether they are a nominal
+    compound; empty when it has none."""
+    words = [w for w in _WORD.findall(text) if w.lower() not in _STOP]
     part = Part(_stems(words))
     part.nominal = len(words) == 2 and bool(_NOMINAL.match(words[1]))
     return part
@@ -160,12 +162,7 @@ def as_part(words: list[str]) -> Part:
 def phrase_parts(topic: str) -> list[tuple[str, ...]]:
     """The topic's content phrases, each its stemmed content words in order: "equivariant neural networks"
     is one phrase of three words, "learning and reasoning" two of one ("X, Y or Z" three)."""
-    out = []
-    for part in _parts(topic):
-        words = [w for w in _WORD.findall(part) if w.lower() not in _STOP]
-        if words:
-            out.append(as_part(words))
-    return out
+    return [p for p in map(phrase_of, _parts(topic)) if p]
 
 
 def _content(text: str) -> tuple[list[str], list[int]]:
