@@ -175,3 +175,18 @@ def test_a_title_in_capitals_names_its_theme_in_sentence_case():
     names = [t for t, _ in name_themes([shout, other], shout + other, "generative models")]
     assert names[0] == "Mix-generator GANs with Bayesian priors", names
     assert names[1] == "Entropic Optimal Transport", names  # a title in Title Case is left as written
+
+
+def test_a_title_case_name_is_written_as_the_papers_sentences_write_its_words():
+    # mlqa's summaries printed "Non-Convex gradient", "Oracle-Efficient hybrid online ..." and "Langevin monte
+    # carlo": a title's capitals kept where the sentences write "non-convex", dropped where they write "Monte Carlo"
+    langevin = [_paper(0, "Markov chain Monte Carlo methods sample from a log-concave density; we bound the mixing "
+                          "time.", title="Underdamped Langevin Monte Carlo"),
+                _paper(1, "We study sampling with Monte Carlo estimates when the potential is smooth.",
+                       title="Langevin Monte Carlo Without Smoothness")]
+    finite_sum = [_paper(2, "We bound the gradient norm for a non-convex objective under noise.",
+                         title="Non-Convex Finite-Sum Optimization"),
+                  _paper(3, "Stochastic gradient methods on non-convex finite-sum losses reach stationary points.",
+                         title="Variance Reduction for Non-Convex Finite-Sum Optimization")]
+    names = [t for t, _ in name_themes([langevin, finite_sum], langevin + finite_sum, "stochastic methods")]
+    assert names == ["Langevin Monte Carlo", "Finite-sum optimization"], names

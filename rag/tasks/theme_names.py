@@ -13,13 +13,14 @@ theme (acronyms spelled out: "Offline RL" and "offline reinforcement learning" a
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import numpy as np
 
 from rag.records import Paper
-from rag.tasks.theme_phrases import (GENERIC, acronyms, broad, concept, is_name, proper_adjective, stem, terms, text_key, vague,
-                            verbs_of)
+from rag.tasks.theme_phrases import (_TOKEN, GENERIC, acronyms, broad, clean, concept, is_name, proper_adjective, stem,
+                                     terms, text_key, vague, verbs_of)
 from rag.tasks.themes import paper_text
 
 # A second phrase joins the first ("A and B") only when it describes the group nearly as well, and most
@@ -60,6 +61,7 @@ class _Corpus:
                     titles[p.paper_id] = p.title
         self.acr = acronyms(list(full.values()))
         titles = {pid: calm(t, self.acr) for pid, t in titles.items()}
+        self.casing = Casing(list(full.values()))
         self.verbs = verbs_of(list(full.values()))
         self.doc_terms: dict[str, Counter] = {}
         self.surface: dict[str, Counter] = {}
@@ -73,7 +75,7 @@ class _Corpus:
             for t, s, cut in ts:
                 self.surface.setdefault(t, Counter())[s] += 1
             for t, s, cut in tt:  # a title's Title Case is not how the phrase is written in a sentence
-                title_forms.setdefault(t, Counter())[_unshout(s)] += 1
+                title_forms.setdefault(t, Counter())[_unshout(s, casing=self.casing)] += 1
             for t, _, cut in ts + tt:
                 self.cut[t] += cut
                 self.seen[t] += 1
@@ -122,14 +124,58 @@ def calm(title: str, acr: dict[str, str]) -> str:
     return out[:1].upper() + out[1:]
 
 
-def _unshout(s: str, lower: bool = False) -> str:
+class Casing:
+    """How the papers write words inside their sentences (not as a sentence's first word): a title's "Monte
+    Carlo" or "Thompson" is a name where the sentences write it so and never in small letters; its
+    "Non-Convex" is no name where they write "non-convex"."""
+
+    def __init__(self, texts: list[str]):
+        self.small: set[str] = set()
+        self.capital: Counter = Counter()  # in how many texts
+        for text in texts:
+            capital = set()
+            for sentence in re.split(r"(?<=[.!?])\s+", clean(text)):
+                tokens = _TOKEN.findall(sentence)
+                for i in range(1, len(tokens)):
+                    for part in {tokens[i], *tokens[i].split("-")}:
+                        if part.islower():
+                            self.small.add(part)
+                        elif _TITLE.fullmatch(part) and any(t.islower() for t in tokens[i - 1 : i + 2 : 2]):
+                            capital.add(part.lower())  # beside small words: not a piece of a Title-Case name
+            self.capital.update(capital)
+
+    def name(self, w: str) -> bool:
+        """Written with a capital beside small words ("Markov chain Monte Carlo methods") in the sentences of two
+        papers or more, never in small letters. A Title-Case name ("Proximity Divergence Minimization (PDM)")
+        makes no name of its words."""
+        return self.capital[w.lower()] >= 2 and w.lower() not in self.small
+
+    def common(self, w: str) -> bool:
+        """Written in small letters in the sentences."""
+        return w.lower() in self.small
+
+
+_TITLE = re.compile(r"[A-Z][a-z]+")
+
+
+def _unshout(s: str, lower: bool = False, casing: Casing | None = None) -> str:
     """Title Case words as they would read in a sentence ("Regularized Generative Adversarial" ->
     "regularized generative adversarial"); acronyms, inner capitals (GS-Pose, LoRA) and adjectives from a
-    name (Bayesian, Gaussian) stay. With lower=True, every word but those adjectives is lower-cased."""
+    name (Bayesian, Gaussian) stay. With `casing` (how the papers' sentences write their words), a word they
+    write only with a capital stays (Monte Carlo), and a hyphenated Title-Case word whose every part they
+    write in small letters is lowered ("Non-Convex" -> "non-convex"). With lower=True, every word but
+    those adjectives is lower-cased."""
     def word(w: str) -> str:
         if proper_adjective(w):
             return w
-        return w.lower() if lower or (w[:1].isupper() and w[1:] == w[1:].lower()) else w
+        if lower:
+            return w.lower()
+        if w[:1].isupper() and w[1:] == w[1:].lower():
+            return w if casing and casing.name(w) else w.lower()
+        parts = w.split("-")
+        if casing and len(parts) > 1 and all(_TITLE.fullmatch(x) and casing.common(x) for x in parts):
+            return w.lower()
+        return w
     return " ".join(word(w) for w in s.split())
 
 
