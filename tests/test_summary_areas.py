@@ -196,3 +196,18 @@ def test_a_paper_unlike_the_areas_likeliest_papers_is_less_probably_of_the_area(
     assert np.allclose(logits(x, m)[3], logits(x, m)[4])  # the first stage alone cannot tell them apart
     # a lone candidate has no others to be like: the stage adds only its bias
     assert np.allclose(logits(x[:1], m, vecs[:1]), logits(x[:1], m) + float(m["company_b"]))
+
+
+def test_an_area_in_british_spelling_is_summarised_from_the_papers_of_its_american_spelling(seeds_library):
+    # "optimisation" and "regularisation" answered "The library has no papers on this topic": Snowball stems
+    # "optimisation" to "optimis" and "optimization" to "optim", so no paper named the area by its words
+    # (rag.reading.stems reads -ise as -ize on both sides)
+    american = {t: cited(summarise(t, seeds_library, settings=seeds_library.settings))
+                for t in ("regularization", "optimization")}
+    regularisation = summarise("regularisation", seeds_library, settings=seeds_library.settings)
+    assert not regularisation.abstained and cited(regularisation) == american["regularization"], regularisation.summary
+    optimisation = summarise("optimisation", seeds_library, settings=seeds_library.settings)
+    assert not optimisation.abstained, optimisation.summary
+    # MiniLM still reads the British word a little further from the papers: one of six stays out
+    assert len(cited(optimisation) & american["optimization"]) >= len(american["optimization"]) - 1, \
+        optimisation.render_text()

@@ -24,7 +24,8 @@ from rag.library.people import PeopleIndex, authors_of, name_words
 from rag.records import Paper
 from rag.settings import Settings
 
-_CACHE_FORMAT = "v2"  # bump when the cached catalogue or lexical index changes shape (v2: BM25 over papers)
+# bump when the cached catalogue or lexical index changes shape (v2: BM25 over papers; v3: British -ise read as -ize)
+_CACHE_FORMAT = "v3"
 
 
 class Facets:

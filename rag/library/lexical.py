@@ -29,9 +29,9 @@ def _bm25s():
 
 
 def _stemmer():
-    import Stemmer
+    from rag.reading.stems import Stems  # Snowball after British -ise read as -ize, as every lexical comparison
 
-    return Stemmer.Stemmer("english")
+    return Stems()
 
 
 class LexicalIndex:

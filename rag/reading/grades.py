@@ -26,6 +26,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
+from rag.reading.stems import stem_words
+
 Grade = Literal["answers", "related", "weak"]
 
 FLOOR = 0.10
@@ -58,18 +60,10 @@ def graded(score: float, floor: float = FLOOR, answers_at: float = ANSWERS_AT) -
     return Graded(grade=grade_of(score, floor, answers_at), score=float(score))
 
 
-_stemmer = None
-
-
 def content_stems(text: str) -> set[str]:
     """Stemmed content words (stop words and one-letter tokens dropped)."""
-    global _stemmer
-    if _stemmer is None:
-        import Stemmer
-
-        _stemmer = Stemmer.Stemmer("english")
     words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 1]
-    return set(_stemmer.stemWords(words))
+    return set(stem_words(words))
 
 
 def relevance(question: str, sentences: list[str], embedder, question_vector: np.ndarray | None = None) -> np.ndarray:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rag.tasks.theme_words import (ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS,
+from rag.reading.stems import american, stem_word
+from rag.tasks.theme_words import (ADJ_ONLY, ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS,
                           NAMING_WORDS, NOT_EDGE, NOT_PROPER_ADJ, NOUN_AR, NOUN_ENDINGS_OK, PLURAL_MODIFIERS,
                           SECTION_WORDS, STOP, VAGUE_HEADS, VERBS)
 
@@ -186,7 +187,7 @@ def is_name(term: str, surface: str = "", verbs: set[str] | frozenset[str] = fro
         return False  # "encapsulates surface geometry": a verb, or a plural no name opens with
     if len(words) >= 2:
         adverb = words[0].endswith("ly") and words[0] not in NOUN_ENDINGS_OK  # not "anomaly detection"
-        return words[0] not in NOT_EDGE and not adverb and not adjective_like(last)
+        return words[0] not in NOT_EDGE and not adverb and not adjective_like(last) and last.lower() not in ADJ_ONLY
     w = surface or term
     if "-" in w and (adjective_like(w) or adjective_like(w.split("-")[0])):
         return False  # "Zero-Shot", "graph-based", "single-location" (of "single-location regression")
@@ -214,18 +215,10 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 
 @lru_cache(maxsize=100_000)
 def stem(w: str) -> str:
-    import Stemmer  # PyStemmer, as rag.reading.grades and rag.library.lexical use
-
-    global _STEMMER
-    _STEMMER = _STEMMER or Stemmer.Stemmer("english")
-    w = w.lower()
-    w = re.sub(r"is(ation|e|ed|ing|er)$", r"iz\1", w) if len(w) > 5 else w  # regularised -> regularized
+    w = american(w)  # regularised -> regularized, as every lexical comparison reads it (rag.reading.stems)
     if len(w) > 2 and w.endswith("s") and w[:-1].isupper() is False and w[:-1] in KNOWN_ACRONYMS:
         w = w[:-1]  # "gans" -> "gan"
-    return _STEMMER.stemWord(w)
-
-
-_STEMMER = None
+    return stem_word(w)
 
 
 def acronym_key(w: str) -> str:

@@ -146,3 +146,7 @@ ethics optics kinetics mechanics acoustics semantics diagnostics""".split())
 # Words ending in -ian / -ean that are not adjectives from a name ("Bayesian", "Gaussian", "Euclidean" are).
 NOT_PROPER_ADJ = set("""median guardian civilian pedestrian librarian comedian musician physician technician
 politician veterinarian custodian historian ocean""".split())
+# Adjectives from a name that are never its noun: a name does not end in one ("High-dimensional Bayesian" of
+# "high-dimensional Bayesian optimisation"). Not Gaussian, Laplacian, Hessian, Hamiltonian: "a standard Gaussian",
+# "the graph Laplacian", "the inverse Hessian" end names.
+ADJ_ONLY = set("bayesian euclidean non-euclidean riemannian markovian".split())

@@ -27,6 +27,7 @@ from rag.reading.grades import _STOP, OVERLAP_WEIGHT
 from rag.records import Hit
 from rag.reading.roles import roles_of
 from rag.reading.sentences import split_sentences
+from rag.reading.stems import stem_words
 
 CONTRIBUTION = frozenset({"objective", "method", "result"})
 # The level a sentence naming the topic is raised to (below): the former on-topic cut, chosen on
@@ -129,14 +130,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _stems(words: list[str]) -> list[str]:
-    import Stemmer  # PyStemmer, as rag.reading.grades and rag.library.lexical use
-
-    global _STEMMER
-    _STEMMER = _STEMMER or Stemmer.Stemmer("english")
-    return _STEMMER.stemWords([w.lower() for w in words])
-
-
-_STEMMER = None
+    return stem_words(words)  # as rag.reading.grades and rag.library.lexical read words
 
 
 class Part(tuple):
