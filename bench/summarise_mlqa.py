@@ -8,6 +8,11 @@ run in a subprocess on the same library (`before_side` in bench/_common.py); "af
     .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa            # test areas
     .venv/bin/python bench/summarise_mlqa.py --home /tmp/h33 --library mlqa --split train
     .venv/bin/python bench/summarise_mlqa.py --home H --library mlqa-minilm --areas bench/areas/natural_names.jsonl --split judged
+    .venv/bin/python bench/summarise_mlqa.py --home H --library mlqa-minilm --split train --names bench/areas/acronym_names.jsonl
+
+--names FILE summarises the areas FILE names otherwise ({"name": "GANs", "area": "generative adversarial
+networks"} per line), judged by the area's judgements, and only those areas: how a researcher who types the
+acronym fares.
 
 The library is ../shared/data/mlqa/library.jsonl ingested with the real embedder (`paperchat --library mlqa
 ingest ...` under that PAPERCHAT_HOME).
@@ -91,6 +96,7 @@ def main() -> None:
     ap.add_argument("--split", default="test")
     ap.add_argument("--areas", type=Path, help="areas judged over the same library in topics.jsonl's shape "
                                               "(default ../shared/data/mlqa/topics.jsonl)")
+    ap.add_argument("--names", type=Path, help="JSONL of {name, area}: summarise each area under that name")
     ap.add_argument("--before-rev", default="")
     ap.add_argument("--out", type=Path, help="write both sides' raw results as JSON here")
     args = ap.parse_args()
@@ -100,6 +106,9 @@ def main() -> None:
     from rag.evaluation.mlqa import load_topics
 
     areas = load_topics(MLQA, args.split, args.areas)
+    if args.names:  # the same judgements, asked under another name
+        renamed = {d["area"]: d["name"] for d in map(json.loads, args.names.read_text().splitlines()) if d}
+        areas = [a.model_copy(update={"topic": renamed[a.topic]}) for a in areas if a.topic in renamed]
     topics = [a.topic for a in areas]
     rev = C.merge_base(args.before_rev)
     before = before_side(rev, args.home, args.library, topics)

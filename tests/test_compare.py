@@ -234,6 +234,16 @@ def test_rows_are_the_papers_a_summary_is_about(seeds_library, transport):
 
 
 @pytest.mark.slow
+def test_a_table_on_an_acronym_has_the_rows_of_its_name(seeds_library, transport):
+    from rag.tasks.compare import compare
+
+    # "OT" alone tabled one paper; the seeds spell it out ("optimal transport (OT)"), and so does the table now
+    table = compare("OT", seeds_library, settings=seeds_library.settings)
+    assert [r.paper.paper_id for r in table.rows] == [r.paper.paper_id for r in transport.rows]
+    assert table.topic == "OT"
+
+
+@pytest.mark.slow
 def test_terminal_table_fits_100_columns_and_trims_with_an_ellipsis(transport):
     text = render_text(transport, 100)
     assert all(len(line) <= 100 for line in text.splitlines()), max(text.splitlines(), key=len)

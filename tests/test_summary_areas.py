@@ -211,3 +211,13 @@ def test_an_area_in_british_spelling_is_summarised_from_the_papers_of_its_americ
     # MiniLM still reads the British word a little further from the papers: one of six stays out
     assert len(cited(optimisation) & american["optimization"]) >= len(american["optimization"]) - 1, \
         optimisation.render_text()
+
+
+@pytest.mark.parametrize("acronym, name", [("RLHF", "reinforcement learning from human feedback"),
+                                           ("OT", "optimal transport")])
+def test_an_area_typed_as_its_acronym_is_summarised_from_the_papers_of_its_name(seeds_library, acronym, name):
+    # "RLHF" and "OT" summarised one paper each where their names summarise two: the acronym alone is read as
+    # the seeds' abstracts spell it out ("reinforcement learning from human feedback (RLHF)")
+    res = summarise(acronym, seeds_library, settings=seeds_library.settings)
+    assert cited(res) == cited(summarise(name, seeds_library, settings=seeds_library.settings)), res.render_text()
+    assert f"on “{name}”" in res.summary and res.topic == acronym, res.summary  # how it was read, and what was asked

@@ -24,7 +24,7 @@ from rag.library.retrieval import Filters, search
 from rag.settings import Settings, get_settings
 from rag.tasks.compare_cells import column_probabilities, pick_cells, shorten
 from rag.tasks.comparison import MAX_ROWS, Row, Table
-from rag.tasks.summarise import NO_PAPERS_TEXT, group_into_themes
+from rag.tasks.summarise import NO_PAPERS_TEXT, group_into_themes, read_as
 from rag.tasks.area_scorer import on_topic
 from rag.tasks.themes import MAX_PAPERS, depth, paper_text
 from rag.tasks.topicality import Reading, read
@@ -39,7 +39,7 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
     configured chat model (tests pass fakes). Raises UserError for an empty library, an unknown paper id
     or neither a topic nor papers; a topic the library does not cover gives an abstained Table."""
     settings = settings or get_settings()
-    topic = (topic or "").strip()
+    topic = asked = (topic or "").strip()
     filters = filters or Filters()
     use_llm = model is not None or settings.llm == "openai"
     mode = "llm" if use_llm else "extractive"
@@ -55,12 +55,13 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
     elif not topic:
         raise UserError("name a topic to compare papers on, or choose the papers (--papers ID,ID,...)")
     else:
+        topic = read_as(topic, library, filters)  # "GANs": the rows of "generative adversarial networks"
         hits = search(library, topic, depth(k), filters)
         readings, near = on_topic(topic, read(topic, hits, emb), emb)
         related = [r.hit for r in near]
         if not readings:
-            return Table(topic=topic, mode=mode, abstained=True, nearest=related or hits[:5],
-                         message=f"{NO_PAPERS_TEXT[:-1]} (“{topic}”){_scope(filters)}"
+            return Table(topic=asked, mode=mode, abstained=True, nearest=related or hits[:5],
+                         message=f"{NO_PAPERS_TEXT[:-1]} (“{asked}”){_scope(filters)}"
                                  + (": the nearest papers touch it only in passing." if near else "."))
     themes = group_into_themes(topic, readings, hits, emb, max_papers=len(readings) if chosen else k,
                                by_score=not chosen or bool(topic))
@@ -75,7 +76,7 @@ def compare(topic: str, library: Library, settings: Settings | None = None, filt
     cells = [c for row in rows for c in row.cells.values()]
     own = {r.paper.paper_id: paper_text(r.paper) for r in in_order}
     shorten(cells, [topic or own[c.paper_id] for c in cells], emb)
-    table = Table(topic=topic, rows=rows, themes=[t.title for t in themes], mode=mode, related=related)
+    table = Table(topic=asked, rows=rows, themes=[t.title for t in themes], mode=mode, related=related)
     if use_llm:
         from rag.tasks.compare_llm import write_cells
 

@@ -28,11 +28,12 @@ from rag.settings import Settings, get_settings
 from rag.tasks.summary import Summary, Theme, ThemeDraft
 from rag.tasks.summary_writers import roles_read, write_extractive, write_llm
 from rag.tasks.theme_names import name_themes
+from rag.tasks.theme_phrases import spelled_out
 from rag.tasks.area_scorer import on_topic
-from rag.tasks.themes import MAX_PAPERS, cluster, depth, select_papers, unit
+from rag.tasks.themes import CANDIDATES, MAX_PAPERS, cluster, depth, select_papers, unit
 from rag.tasks.topicality import read
 
-__all__ = ["summarise", "no_papers_reason", "Summary", "Theme", "NO_PAPERS_TEXT"]
+__all__ = ["summarise", "no_papers_reason", "read_as", "Summary", "Theme", "NO_PAPERS_TEXT"]
 
 NO_PAPERS_TEXT = "The library has no papers on this topic."
 
@@ -49,11 +50,12 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
 
         model = make_chat_model(settings)
     mode = "llm" if use_llm else "extractive"
+    asked, topic = topic, read_as(topic, library, filters)
     hits = search(library, topic, depth(k), filters)
     emb = library.text_embedder
     readings, related = on_topic(topic, read(topic, hits, emb), emb)
     if not readings:  # the area scorer, not a cosine rule, decides that no paper is of the area
-        return Summary(topic=topic, summary=f"{NO_PAPERS_TEXT} {no_papers_reason(related)}.", mode=mode,
+        return Summary(topic=asked, summary=f"{NO_PAPERS_TEXT} {no_papers_reason(related)}.", mode=mode,
                        abstained=True, nearest=[r.hit for r in related] or hits[:5])
     more = max(0, len(readings) - k)
     themes = group_into_themes(topic, readings, hits, emb, max_papers=k)
@@ -65,7 +67,20 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     res.related = near
     res.more, res.k = more, k
     grade_summary(topic, res, readings, emb, settings)
+    res.topic = asked  # the overview says how it was read ("… papers on “generative adversarial networks” …")
     return res
+
+
+def read_as(topic: str, library: Library, filters: Filters | None = None) -> str:
+    """The topic as summaries and tables read it: an acronym typed alone ("GANs", "RLHF", "DP") spelled out
+    as the library's papers on it define it ("generative adversarial networks"), else as a common reading
+    has it; any other topic as it is. The acronym alone reached too few of its papers to name the area
+    (mlqa: "RLHF" summarised 1 paper where "reinforcement learning from human feedback" summarises 10;
+    docs/quality.md, "An acronym typed alone")."""
+    if " " in topic.strip():
+        return topic
+    hits = search(library, topic, CANDIDATES, filters)
+    return spelled_out(topic, [h.paper.abstract for h in hits]) or topic
 
 
 def grade_summary(topic: str, res: Summary, readings: list, emb, settings: Settings) -> None:

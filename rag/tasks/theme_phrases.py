@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 
 from rag.reading.stems import american, stem_word
@@ -229,24 +230,59 @@ def acronym_key(w: str) -> str:
     return ""
 
 
+_LINK_WORDS = {"of", "from", "for", "the", "and", "to", "in", "with", "on", "by", "via"}
+
+
+def definitions(text: str) -> dict[str, str]:
+    """The acronyms a text defines, each with the words it stands for, as written before it in brackets:
+    "generative adversarial networks (GANs)" -> {"gan": "generative adversarial networks"} (as written); small words inside
+    may go without a letter ("reinforcement learning from human feedback (RLHF)")."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"((?:[A-Za-z][A-Za-z0-9-]*\s+){1,7})\((\w[\w-]{1,7})\)", text):
+        key = acronym_key(m.group(2))
+        if not key or key in out:
+            continue
+        words = m.group(1).split()
+        for n in range(1, min(len(words), len(key) + 2) + 1):  # the fewest words whose initials spell it
+            tail = words[-n:]
+            if tail[0].lower() in _LINK_WORDS:
+                continue
+            pieces = [p[0].lower() for w in tail for p in w.split("-") if p]
+            initials = "".join(w[0].lower() for w in tail)
+            content = "".join(w[0].lower() for w in tail if w.lower() not in _LINK_WORDS)
+            if key in (initials, "".join(pieces), content):
+                out[key] = " ".join(tail)
+                break
+    return out
+
+
 def acronyms(texts: list[str]) -> dict[str, str]:
     """Acronym -> the words it stands for: written out before it in brackets in one of the texts
     ("generative adversarial networks (GANs)"), else a common one (RL, LLM, GNN)."""
     out: dict[str, str] = {}
     for text in texts:
-        for m in re.finditer(r"((?:[A-Za-z][A-Za-z0-9-]*\s+){1,6})\((\w[\w-]{1,7})\)", text):
-            key = acronym_key(m.group(2))
-            if not key or key in out:
-                continue
-            words = m.group(1).split()
-            for n in range(len(key), 0, -1):  # the fewest words whose initials spell it
-                tail = words[-n:]
-                pieces = [p[0].lower() for w in tail for p in w.split("-") if p]
-                initials = "".join(w[0].lower() for w in tail)
-                if initials == key or "".join(pieces) == key:
-                    out[key] = " ".join(tail).lower()
-                    break
+        for key, words in definitions(text).items():
+            out.setdefault(key, words.lower())
     return {**KNOWN_ACRONYMS, **out}
+
+
+def spelled_out(name: str, texts: list[str]) -> str | None:
+    """What an acronym typed alone ("GANs", "RLHF", "DP") stands for in these texts: the words most of those
+    that define it write (plural or not), else a common reading (KNOWN_ACRONYMS); None when the name is not
+    an acronym alone or nothing spells it out."""
+    key = acronym_key(name.strip())
+    if not key or " " in name.strip():
+        return None
+    written = Counter(d[key] for d in map(definitions, texts) if key in d)
+    if not written:
+        return KNOWN_ACRONYMS.get(key)
+    fold = lambda words: " ".join(norm(w) for w in words.lower().replace("-", "").split())  # noqa: E731
+    folded = Counter()
+    for words, n in written.items():
+        folded[fold(words)] += n
+    best = folded.most_common(1)[0][0]
+    # as written mid-sentence: the fewest capitals ("Markov chain Monte Carlo", not a sentence's "Generative ...")
+    return min((w for w in written if fold(w) == best), key=lambda w: (sum(c.isupper() for c in w), -written[w]))
 
 
 def concept(text: str, acr: dict[str, str] | None = None) -> frozenset[str]:
