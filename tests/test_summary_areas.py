@@ -214,10 +214,11 @@ def test_an_area_in_british_spelling_is_summarised_from_the_papers_of_its_americ
 
 
 @pytest.mark.parametrize("acronym, name", [("RLHF", "reinforcement learning from human feedback"),
-                                           ("OT", "optimal transport")])
+                                           ("OT", "optimal transport"),
+                                           ("RL from human feedback", "reinforcement learning from human feedback")])
 def test_an_area_typed_as_its_acronym_is_summarised_from_the_papers_of_its_name(seeds_library, acronym, name):
-    # "RLHF" and "OT" summarised one paper each where their names summarise two: the acronym alone is read as
-    # the seeds' abstracts spell it out ("reinforcement learning from human feedback (RLHF)")
+    # "RLHF", "OT" and "RL from human feedback" summarised one paper each where their names summarise two: an
+    # acronym is read as the seeds' abstracts spell it out ("reinforcement learning from human feedback (RLHF)")
     res = summarise(acronym, seeds_library, settings=seeds_library.settings)
     assert cited(res) == cited(summarise(name, seeds_library, settings=seeds_library.settings)), res.render_text()
     assert f"on “{name}”" in res.summary and res.topic == acronym, res.summary  # how it was read, and what was asked

@@ -190,3 +190,17 @@ def test_a_title_case_name_is_written_as_the_papers_sentences_write_its_words():
                          title="Variance Reduction for Non-Convex Finite-Sum Optimization")]
     names = [t for t, _ in name_themes([langevin, finite_sum], langevin + finite_sum, "stochastic methods")]
     assert names == ["Langevin Monte Carlo", "Finite-sum optimization"], names
+
+
+def test_an_acronym_is_spelled_out_as_its_papers_write_it_unless_they_write_it_as_a_name():
+    from rag.tasks.theme_phrases import spelled_out
+
+    gans = ["Here generative adversarial networks (GANs) learn to sample.", "We train generative adversarial networks.",
+            "Training GANs is unstable; generative adversarial networks need care.", "GANs for images."]
+    assert spelled_out("GANs", gans) == "generative adversarial networks"
+    # defined once, then written as a model's name: "BERT" stays "BERT"
+    bert = ["We use Bidirectional Encoder Representations from Transformers (BERT).", "BERT fine-tuning.",
+            "A BERT baseline.", "Distilling BERT.", "BERT and RoBERTa."]
+    assert spelled_out("BERT", bert) is None
+    assert spelled_out("RL", []) == "reinforcement learning"  # no paper defines it: a common reading
+    assert spelled_out("Mamba", gans) is None and spelled_out("GAN training", gans) is None

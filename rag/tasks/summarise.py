@@ -28,9 +28,9 @@ from rag.settings import Settings, get_settings
 from rag.tasks.summary import Summary, Theme, ThemeDraft
 from rag.tasks.summary_writers import roles_read, write_extractive, write_llm
 from rag.tasks.theme_names import name_themes
-from rag.tasks.theme_phrases import spelled_out
+from rag.tasks.theme_phrases import acronym_key, spelled_out
 from rag.tasks.area_scorer import on_topic
-from rag.tasks.themes import CANDIDATES, MAX_PAPERS, cluster, depth, select_papers, unit
+from rag.tasks.themes import CANDIDATES, MAX_PAPERS, cluster, depth, paper_text, select_papers, unit
 from rag.tasks.topicality import read
 
 __all__ = ["summarise", "no_papers_reason", "read_as", "Summary", "Theme", "NO_PAPERS_TEXT"]
@@ -72,15 +72,20 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
 
 
 def read_as(topic: str, library: Library, filters: Filters | None = None) -> str:
-    """The topic as summaries and tables read it: an acronym typed alone ("GANs", "RLHF", "DP") spelled out
-    as the library's papers on it define it ("generative adversarial networks"), else as a common reading
-    has it; any other topic as it is. The acronym alone reached too few of its papers to name the area
-    (mlqa: "RLHF" summarised 1 paper where "reinforcement learning from human feedback" summarises 10;
-    docs/quality.md, "An acronym typed alone")."""
-    if " " in topic.strip():
-        return topic
-    hits = search(library, topic, CANDIDATES, filters)
-    return spelled_out(topic, [h.paper.abstract for h in hits]) or topic
+    """The topic as summaries and tables read it: each acronym in it ("GANs", "RLHF", "reasoning in LLMs")
+    spelled out as the library's papers on it write it ("generative adversarial networks"), else as a common
+    reading has it; a model's name its papers write as a name ("BERT") and any other word as typed. An acronym
+    reached too few of its papers to name the area (mlqa: "RLHF" summarised 1 paper where "reinforcement
+    learning from human feedback" summarises 10; docs/quality.md, "An acronym typed alone")."""
+    words = topic.split()
+    for i, w in enumerate(words):
+        core = w.strip(",;:.()[]\"'")
+        if not acronym_key(core):
+            continue
+        hits = search(library, core, CANDIDATES, filters)
+        if said := spelled_out(core, [paper_text(h.paper) for h in hits]):
+            words[i] = w.replace(core, said)
+    return " ".join(words) if words != topic.split() else topic
 
 
 def grade_summary(topic: str, res: Summary, readings: list, emb, settings: Settings) -> None:

@@ -267,9 +267,11 @@ def acronyms(texts: list[str]) -> dict[str, str]:
 
 
 def spelled_out(name: str, texts: list[str]) -> str | None:
-    """What an acronym typed alone ("GANs", "RLHF", "DP") stands for in these texts: the words most of those
-    that define it write (plural or not), else a common reading (KNOWN_ACRONYMS); None when the name is not
-    an acronym alone or nothing spells it out."""
+    """What an acronym ("GANs", "RLHF", "DP") stands for in these texts: the words most of those that define it
+    write (plural or not), when at least two of the texts and a quarter as many as write the acronym use those
+    words too; else a common reading (KNOWN_ACRONYMS); None when the name is not an acronym alone or nothing
+    spells it out. A model's name its papers define once and then write as a name stays a name ("BERT": 1 of
+    the 4 papers writing it also writes "Bidirectional Encoder Representations from Transformers")."""
     key = acronym_key(name.strip())
     if not key or " " in name.strip():
         return None
@@ -281,6 +283,11 @@ def spelled_out(name: str, texts: list[str]) -> str | None:
     for words, n in written.items():
         folded[fold(words)] += n
     best = folded.most_common(1)[0][0]
+    loose = lambda t: " ".join(norm(w) for w in re.sub(r"[^a-z0-9]+", " ", t.lower().replace("-", "")).split())  # noqa: E731
+    using = sum(1 for t in texts if f" {best} " in f" {loose(t)} ")
+    writing = sum(1 for t in texts if re.search(r"(?<![A-Za-z0-9])" + re.escape(name.strip().rstrip("s")) + r"s?(?![A-Za-z0-9])", t))
+    if using < 2 or 4 * using < writing:
+        return KNOWN_ACRONYMS.get(key)
     # as written mid-sentence: the fewest capitals ("Markov chain Monte Carlo", not a sentence's "Generative ...")
     return min((w for w in written if fold(w) == best), key=lambda w: (sum(c.isupper() for c in w), -written[w]))
 
