@@ -12,7 +12,7 @@ run in a subprocess on the same library (`before_side` in bench/_common.py); "af
 
 --names FILE summarises the areas FILE names otherwise ({"name": "GANs", "area": "generative adversarial
 networks"} per line), judged by the area's judgements, and only those areas: how a researcher who types the
-acronym fares.
+acronym fares. --frame TEMPLATE asks each area framed as a request ("papers on {}", "recent advances in {}").
 
 The library is ../shared/data/mlqa/library.jsonl ingested with the real embedder (`paperchat --library mlqa
 ingest ...` under that PAPERCHAT_HOME).
@@ -97,6 +97,7 @@ def main() -> None:
     ap.add_argument("--areas", type=Path, help="areas judged over the same library in topics.jsonl's shape "
                                               "(default ../shared/data/mlqa/topics.jsonl)")
     ap.add_argument("--names", type=Path, help="JSONL of {name, area}: summarise each area under that name")
+    ap.add_argument("--frame", help="ask each area as this request, {} standing for its name ('papers on {}')")
     ap.add_argument("--before-rev", default="")
     ap.add_argument("--out", type=Path, help="write both sides' raw results as JSON here")
     args = ap.parse_args()
@@ -109,6 +110,8 @@ def main() -> None:
     if args.names:  # the same judgements, asked under another name
         renamed = {d["area"]: d["name"] for d in map(json.loads, args.names.read_text().splitlines()) if d}
         areas = [a.model_copy(update={"topic": renamed[a.topic]}) for a in areas if a.topic in renamed]
+    if args.frame:
+        areas = [a.model_copy(update={"topic": args.frame.format(a.topic)}) for a in areas]
     topics = [a.topic for a in areas]
     rev = C.merge_base(args.before_rev)
     before = before_side(rev, args.home, args.library, topics)

@@ -668,3 +668,17 @@ def test_a_summary_quotes_what_a_paper_found_not_the_sentence_restating_the_topi
     assert quoted, [c.paper.title for c in res.citations]
     assert any("rigorously prove" in s or s.startswith("We prove that a Transformer network") for s in quoted), quoted
     assert not any(s.startswith("We explore the expressive power") for s in quoted), quoted
+
+
+def test_a_request_s_framing_is_not_read_as_its_area():
+    from rag.tasks.summarise import unframed
+
+    for request_, area in [("papers on optimal transport", "optimal transport"),
+                           ("Summarise recent work on diffusion models.", "diffusion models"),
+                           ("What does the library say about in-context learning?", "in-context learning"),
+                           ("an overview of graph neural networks", "graph neural networks")]:
+        assert unframed(request_) == area, request_
+    # an area's own words stay, and a request that is only framing is left as it is
+    for name in ("policy gradient methods in reinforcement learning", "methods for causal inference",
+                 "operations research", "papers on"):
+        assert unframed(name) == name

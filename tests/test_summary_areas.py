@@ -222,3 +222,14 @@ def test_an_area_typed_as_its_acronym_is_summarised_from_the_papers_of_its_name(
     res = summarise(acronym, seeds_library, settings=seeds_library.settings)
     assert cited(res) == cited(summarise(name, seeds_library, settings=seeds_library.settings)), res.render_text()
     assert f"on “{name}”" in res.summary and res.topic == acronym, res.summary  # how it was read, and what was asked
+
+
+@pytest.mark.parametrize("request_", ["papers on optimal transport", "What does the library say about optimal transport?",
+                                      "a survey of recent advances in optimal transport"])
+def test_a_request_framed_around_its_area_is_summarised_as_the_area(seeds_library, request_):
+    # "papers on optimal transport" read "papers" as the area and "optimal transport" as its setting: one of
+    # the two transport papers was left out
+    res = summarise(request_, seeds_library, settings=seeds_library.settings)
+    assert cited(res) == cited(summarise("optimal transport", seeds_library, settings=seeds_library.settings)), \
+        res.render_text()
+    assert "on “optimal transport”" in res.summary and res.topic == request_, res.summary

@@ -18,6 +18,7 @@ LLM mode: the same themes, then map (one paragraph per theme from its numbered s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from rag.reading.citation_grades import grade_citations
@@ -71,12 +72,32 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     return res
 
 
+# How a request is framed around its area, not the area: "papers on X", "recent advances in X", "a survey of X",
+# "What does the library say about X?". Read as part of the name, "papers" became its head and X its setting.
+_FRAME = re.compile(
+    r"^(?:(?:please|can you|could you)\s+)?(?:(?:summari[sz]e|compare|show(?: me)?|give me|find|list)\s+)?"
+    r"(?:what (?:does|do) (?:the|my|this) library (?:say|hold|have|know) (?:on|about)|what (?:is|do we) know(?:n)? about|"
+    r"tell me about|(?:an?|the) (?:overview|survey|review|summary) (?:of|on)|the state of the art (?:in|of|on)|"
+    r"(?:(?:recent|current|latest|new)\s+)?(?:advances|progress|trends|developments|work|research|literature|papers|"
+    r"studies|articles) (?:in|on|about|into|for))\s+", re.IGNORECASE)
+
+
+def unframed(topic: str) -> str:
+    """The area a request names, its framing words and end punctuation taken off ("papers on optimal
+    transport?" -> "optimal transport"); the request itself when nothing would be left."""
+    t = topic.strip().rstrip("?.!").strip()
+    while (m := _FRAME.match(t)) and t[m.end():].strip():
+        t = t[m.end():].strip()
+    return t or topic
+
+
 def read_as(topic: str, library: Library, filters: Filters | None = None) -> str:
-    """The topic as summaries and tables read it: each acronym in it ("GANs", "RLHF", "reasoning in LLMs")
+    """The topic as summaries and tables read it: without the words that frame the request (unframed), each acronym in it ("GANs", "RLHF", "reasoning in LLMs")
     spelled out as the library's papers on it write it ("generative adversarial networks"), else as a common
     reading has it; a model's name its papers write as a name ("BERT") and any other word as typed. An acronym
     reached too few of its papers to name the area (mlqa: "RLHF" summarised 1 paper where "reinforcement
     learning from human feedback" summarises 10; docs/quality.md, "An acronym typed alone")."""
+    topic = unframed(topic)
     words = topic.split()
     for i, w in enumerate(words):
         core = w.strip(",;:.()[]\"'")
