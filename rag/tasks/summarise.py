@@ -92,9 +92,9 @@ def unframed(topic: str) -> str:
 
 
 def read_as(topic: str, library: Library, filters: Filters | None = None) -> str:
-    """The topic as summaries and tables read it: without the words that frame the request (unframed), each acronym in it ("GANs", "RLHF", "reasoning in LLMs")
-    spelled out as the library's papers on it write it ("generative adversarial networks"), else as a common
-    reading has it; a model's name its papers write as a name ("BERT") and any other word as typed. An acronym
+    """The topic as summaries and tables read it: without the words that frame the request (unframed), each
+    acronym in it ("GANs", "RLHF", "reasoning in LLMs") spelled out as the library's papers on it write it
+    ("generative adversarial networks"), else as a common reading has it; a model's name its papers write as a name ("BERT") and any other word as typed. An acronym
     reached too few of its papers to name the area (mlqa: "RLHF" summarised 1 paper where "reinforcement
     learning from human feedback" summarises 10; docs/quality.md, "An acronym typed alone")."""
     topic = unframed(topic)

@@ -13,7 +13,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-from rag.reading.stems import american, stem_word
+from rag.reading.stems import stem_word
+from rag.tasks.topicality import _acronym
 from rag.tasks.theme_words import (ADJ_ONLY, ADJ_PIECE, ADJ_SUFFIX, BROAD, DETERMINERS, GENERIC, ING_NOUNS, KNOWN_ACRONYMS,
                           NAMING_WORDS, NOT_EDGE, NOT_PROPER_ADJ, NOUN_AR, NOUN_ENDINGS_OK, PLURAL_MODIFIERS,
                           SECTION_WORDS, STOP, VAGUE_HEADS, VERBS)
@@ -216,7 +217,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 
 @lru_cache(maxsize=100_000)
 def stem(w: str) -> str:
-    w = american(w)  # regularised -> regularized, as every lexical comparison reads it (rag.reading.stems)
+    w = w.lower()  # stem_word reads regularised as regularized, as every lexical comparison does
     if len(w) > 2 and w.endswith("s") and w[:-1].isupper() is False and w[:-1] in KNOWN_ACRONYMS:
         w = w[:-1]  # "gans" -> "gan"
     return stem_word(w)
@@ -235,8 +236,8 @@ _LINK_WORDS = {"of", "from", "for", "the", "and", "to", "in", "with", "on", "by"
 
 def definitions(text: str) -> dict[str, str]:
     """The acronyms a text defines, each with the words it stands for, as written before it in brackets:
-    "generative adversarial networks (GANs)" -> {"gan": "generative adversarial networks"} (as written); small words inside
-    may go without a letter ("reinforcement learning from human feedback (RLHF)")."""
+    "generative adversarial networks (GANs)" -> {"gan": "generative adversarial networks"} (as written); small
+    words inside may go without a letter ("reinforcement learning from human feedback (RLHF)")."""
     out: dict[str, str] = {}
     for m in re.finditer(r"((?:[A-Za-z][A-Za-z0-9-]*\s+){1,7})\((\w[\w-]{1,7})\)", text):
         key = acronym_key(m.group(2))
@@ -278,18 +279,22 @@ def spelled_out(name: str, texts: list[str]) -> str | None:
     written = Counter(d[key] for d in map(definitions, texts) if key in d)
     if not written:
         return KNOWN_ACRONYMS.get(key)
-    fold = lambda words: " ".join(norm(w) for w in words.lower().replace("-", "").split())  # noqa: E731
     folded = Counter()
     for words, n in written.items():
-        folded[fold(words)] += n
+        folded[_folded(words)] += n
     best = folded.most_common(1)[0][0]
-    loose = lambda t: " ".join(norm(w) for w in re.sub(r"[^a-z0-9]+", " ", t.lower().replace("-", "")).split())  # noqa: E731
-    using = sum(1 for t in texts if f" {best} " in f" {loose(t)} ")
-    writing = sum(1 for t in texts if re.search(r"(?<![A-Za-z0-9])" + re.escape(name.strip().rstrip("s")) + r"s?(?![A-Za-z0-9])", t))
+    using = sum(1 for t in texts if f" {best} " in f" {_folded(t)} ")
+    writing = sum(1 for t in texts if _acronym(name.strip().rstrip("s")).search(t))
     if using < 2 or 4 * using < writing:
         return KNOWN_ACRONYMS.get(key)
     # as written mid-sentence: the fewest capitals ("Markov chain Monte Carlo", not a sentence's "Generative ...")
-    return min((w for w in written if fold(w) == best), key=lambda w: (sum(c.isupper() for c in w), -written[w]))
+    return min((w for w in written if _folded(w) == best), key=lambda w: (sum(c.isupper() for c in w), -written[w]))
+
+
+def _folded(text: str) -> str:
+    """Lower-case words, plurals folded, hyphens closed up, other marks as spaces: "Variational Auto-Encoders"
+    and "variational autoencoder" read alike."""
+    return " ".join(norm(w) for w in re.sub(r"[^a-z0-9]+", " ", text.lower().replace("-", "")).split())
 
 
 def concept(text: str, acr: dict[str, str] | None = None) -> frozenset[str]:

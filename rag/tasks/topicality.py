@@ -129,10 +129,6 @@ def _parts(topic: str) -> list[str]:
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
-def _stems(words: list[str]) -> list[str]:
-    return stem_words(words)  # as rag.reading.grades and rag.library.lexical read words
-
-
 class Part(tuple):
     """A phrase's stemmed content words in order. `nominal`: two words, the second naming an action on the
     first ("uncertainty quantification", "knowledge distillation"), so a text also names it by the verb and
@@ -148,7 +144,7 @@ def phrase_of(text: str) -> Part:
     """The text's content words (stop words dropped), stemmed, in order, and whether they are a nominal
     compound; empty when it has none."""
     words = [w for w in _WORD.findall(text) if w.lower() not in _STOP]
-    part = Part(_stems(words))
+    part = Part(stem_words(words))  # as rag.reading.grades and rag.library.lexical read words
     part.nominal = len(words) == 2 and bool(_NOMINAL.match(words[1]))
     return part
 
@@ -162,7 +158,7 @@ def phrase_parts(topic: str) -> list[tuple[str, ...]]:
 def _content(text: str) -> tuple[list[str], list[int]]:
     """The text's content words (stop words dropped), stemmed, and where each starts in the text."""
     found = [m for m in _WORD.finditer(text) if m.group().lower() not in _STOP]
-    return _stems([m.group() for m in found]), [m.start() for m in found]
+    return stem_words([m.group() for m in found]), [m.start() for m in found]
 
 
 def _occurrences(words: list[str], part: tuple[str, ...]) -> list[int]:
