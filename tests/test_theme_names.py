@@ -204,3 +204,19 @@ def test_an_acronym_is_spelled_out_as_its_papers_write_it_unless_they_write_it_a
     assert spelled_out("BERT", bert) is None
     assert spelled_out("RL", []) == "reinforcement learning"  # no paper defines it: a common reading
     assert spelled_out("Mamba", gans) is None and spelled_out("GAN training", gans) is None
+
+
+def test_an_acronym_is_spelled_out_as_most_of_its_papers_write_the_words_hyphen_or_not():
+    """mlqa's VAE papers define "variational auto-encoders (VAEs)", but more of them write "variational
+    autoencoders": read with the hyphen, "VAEs" summarised 0.73 of its papers on the area, none of those
+    written closed ("Deterministic Decoding for Discrete Data in Variational Autoencoders")."""
+    from rag.tasks.theme_phrases import spelled_out
+
+    vaes = ["Variational auto-encoders (VAEs) learn latent codes.", "We study variational auto-encoders (VAEs).",
+            "Variational autoencoders are trained by the ELBO.", "A VAE with a flow prior; variational autoencoders.",
+            "Decoding discrete data in variational autoencoders (VAE)."]
+    assert spelled_out("VAEs", vaes) == "variational autoencoders"
+    # and where the papers write the hyphen, it stays
+    bandits = ["Multi-armed bandits (MABs) model exploration.", "A multi-armed bandit (MAB) with delays.",
+               "Regret of multi-armed bandits.", "MAB algorithms; multiarmed bandit."]
+    assert spelled_out("MAB", bandits) == "multi-armed bandit"

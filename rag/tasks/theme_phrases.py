@@ -287,8 +287,19 @@ def spelled_out(name: str, texts: list[str]) -> str | None:
     writing = sum(1 for t in texts if _acronym(name.strip().rstrip("s")).search(t))
     if using < 2 or 4 * using < writing:
         return KNOWN_ACRONYMS.get(key)
-    # as written mid-sentence: the fewest capitals ("Markov chain Monte Carlo", not a sentence's "Generative ...")
-    return min((w for w in written if _folded(w) == best), key=lambda w: (sum(c.isupper() for c in w), -written[w]))
+    # The spelling most of the texts write, hyphen or not: papers define "variational auto-encoders" but more
+    # write "variational autoencoders" (13 of 30 against 7 on mlqa), and BM25 and the word features read the two
+    # apart. Then as written mid-sentence: the fewest capitals ("Markov chain Monte Carlo", not a sentence's
+    # "Generative ...").
+    forms = [w for w in written if _folded(w) == best]
+    forms += [w.replace("-", "") for w in forms if "-" in w]
+    writes = {f: sum(1 for t in texts if f" {_plain(f)} " in f" {_plain(t)} ") for f in set(forms)}
+    return min(forms, key=lambda w: (-writes[w], sum(c.isupper() for c in w), -written[w]))
+
+
+def _plain(text: str) -> str:
+    """Lower-case words, plurals folded, hyphens kept: "auto-encoders" and "autoencoder" read apart."""
+    return " ".join(norm(w) for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.lower()))
 
 
 def _folded(text: str) -> str:
