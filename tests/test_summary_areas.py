@@ -207,10 +207,20 @@ def test_an_area_in_british_spelling_is_summarised_from_the_papers_of_its_americ
     regularisation = summarise("regularisation", seeds_library, settings=seeds_library.settings)
     assert not regularisation.abstained and cited(regularisation) == american["regularization"], regularisation.summary
     optimisation = summarise("optimisation", seeds_library, settings=seeds_library.settings)
-    assert not optimisation.abstained, optimisation.summary
-    # MiniLM still reads the British word a little further from the papers: one of six stays out
-    assert len(cited(optimisation) & american["optimization"]) >= len(american["optimization"]) - 1, \
-        optimisation.render_text()
+    assert cited(optimisation) == american["optimization"], optimisation.render_text()
+
+
+def test_an_area_in_british_spelling_is_read_as_its_papers_spell_it(seeds_library):
+    # The stems met, but MiniLM read "generalisation" further from the seeds' generalization paper (cosine 0.25
+    # against 0.32): "generalisation theory" answered "The library has no papers on this topic"
+    res = summarise("generalisation theory", seeds_library, settings=seeds_library.settings)
+    assert cited(res) == cited(summarise("generalization theory", seeds_library, settings=seeds_library.settings)) \
+        and cited(res), res.summary
+    assert "on “generalization theory”" in res.summary and res.topic == "generalisation theory", res.summary
+    # a word the papers write only as it is typed stays ("supervised", never "supervized")
+    from rag.tasks.summarise import read_as
+
+    assert read_as("supervised learning", seeds_library) == "supervised learning"
 
 
 @pytest.mark.parametrize("acronym, name", [("RLHF", "reinforcement learning from human feedback"),

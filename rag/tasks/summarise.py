@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 
 from rag.reading.citation_grades import grade_citations
+from rag.reading.stems import american, as_most_write
 from rag.library.library import Library
 from rag.records import Hit
 from rag.library.retrieval import Filters, search
@@ -94,18 +95,24 @@ def unframed(topic: str) -> str:
 def read_as(topic: str, library: Library, filters: Filters | None = None) -> str:
     """The topic as summaries and tables read it: without the words that frame the request (unframed), each
     acronym in it ("GANs", "RLHF", "reasoning in LLMs") spelled out as the library's papers on it write it
-    ("generative adversarial networks"), else as a common reading has it; a model's name its papers write as a name ("BERT") and any other word as typed. An acronym
-    reached too few of its papers to name the area (mlqa: "RLHF" summarised 1 paper where "reinforcement
-    learning from human feedback" summarises 10; docs/quality.md, "An acronym typed alone")."""
+    ("generative adversarial networks"), else as a common reading has it, a model's name its papers write as
+    a name ("BERT") as typed; a British -ise word as most of the area's papers spell it ("generalisation" ->
+    "generalization"); any other word as typed. An acronym reached too few of its papers to name the area
+    (mlqa: "RLHF" summarised 1 paper where "reinforcement learning from human feedback" summarises 10;
+    docs/quality.md, "An acronym typed alone")."""
     topic = unframed(topic)
     words = topic.split()
+    area_texts: list[str] | None = None  # the topic's own papers, read for its spelling
     for i, w in enumerate(words):
         core = w.strip(",;:.()[]\"'")
-        if not acronym_key(core):
-            continue
-        hits = search(library, core, CANDIDATES, filters)
-        if said := spelled_out(core, [paper_text(h.paper) for h in hits]):
-            words[i] = w.replace(core, said)
+        if acronym_key(core):
+            hits = search(library, core, CANDIDATES, filters)
+            if said := spelled_out(core, [paper_text(h.paper) for h in hits]):
+                words[i] = w.replace(core, said)
+        elif american(core) != core.lower():  # "generalisation": as most of the papers spell it
+            if area_texts is None:
+                area_texts = [paper_text(h.paper) for h in search(library, topic, CANDIDATES, filters)]
+            words[i] = w.replace(core, as_most_write(core, area_texts))
     return " ".join(words) if words != topic.split() else topic
 
 
