@@ -13,6 +13,8 @@ run in a subprocess on the same library (`before_side` in bench/_common.py); "af
 --names FILE summarises the areas FILE names otherwise ({"name": "GANs", "area": "generative adversarial
 networks"} per line), judged by the area's judgements, and only those areas: how a researcher who types the
 acronym fares. --frame TEMPLATE asks each area framed as a request ("papers on {}", "recent advances in {}").
+--ask TEMPLATE asks each area as a question in the chat's Ask mode ("Which papers study {}?"): the papers the
+answer cites, judged as a summary's.
 
 The library is ../shared/data/mlqa/library.jsonl ingested with the real embedder (`paperchat --library mlqa
 ingest ...` under that PAPERCHAT_HOME).
@@ -33,8 +35,9 @@ import _common as C  # noqa: E402 - puts ROOT on sys.path
 MLQA = ROOT.parent / "shared" / "data" / "mlqa"
 
 
-def run_side(home: str, library: str, topics: list[str]) -> dict[str, dict]:
-    """summarise() every area with the code on sys.path: cited ids, abstained, theme titles, seconds."""
+def run_side(home: str, library: str, topics: list[str], ask: bool = False) -> dict[str, dict]:
+    """summarise() every area with the code on sys.path: cited ids, abstained, theme titles, seconds; with
+    ask, each topic (a question) asked of ask() instead, its cited papers scored as a summary's."""
     from rag.library.library import Library
     from rag.settings import Settings
     from rag.tasks.summarise import summarise
@@ -44,6 +47,14 @@ def run_side(home: str, library: str, topics: list[str]) -> dict[str, dict]:
     out = {}
     for topic in topics:
         t0 = time.perf_counter()
+        if ask:
+            from rag.tasks.ask import ask as ask_
+
+            a = ask_(topic, lib, settings=settings)
+            out[topic] = {"cited": list(dict.fromkeys(c.paper.paper_id for c in a.citations)),
+                          "abstained": a.abstained, "themes": [], "related": [], "more": 0,
+                          "seconds": round(time.perf_counter() - t0, 2)}
+            continue
         res = summarise(topic, lib, settings=settings)
         out[topic] = {"cited": [c.paper.paper_id for c in res.citations], "abstained": res.abstained,
                       "themes": [[t.title, [c.paper.paper_id for c in t.citations]] for t in res.themes],
@@ -52,9 +63,9 @@ def run_side(home: str, library: str, topics: list[str]) -> dict[str, dict]:
     return out
 
 
-def before_side(rev: str, home: str, library: str, topics: list[str]) -> dict[str, dict]:
+def before_side(rev: str, home: str, library: str, topics: list[str], ask: bool = False) -> dict[str, dict]:
     """run_side with the rag/ of `rev`, in its own process."""
-    return C.before_side(rev, "summarise_mlqa", f"run_side({home!r}, {library!r}, {topics!r})")
+    return C.before_side(rev, "summarise_mlqa", f"run_side({home!r}, {library!r}, {topics!r}, {ask!r})")
 
 
 def figures(side: dict[str, dict], areas) -> tuple[dict, list]:
@@ -98,6 +109,8 @@ def main() -> None:
                                               "(default ../shared/data/mlqa/topics.jsonl)")
     ap.add_argument("--names", type=Path, help="JSONL of {name, area}: summarise each area under that name")
     ap.add_argument("--frame", help="ask each area as this request, {} standing for its name ('papers on {}')")
+    ap.add_argument("--ask", help="ask each area as this question of `ask`, {} standing for its name ('Which "
+                                   "papers study {}?'), its cited papers judged as a summary's")
     ap.add_argument("--before-rev", default="")
     ap.add_argument("--out", type=Path, help="write both sides' raw results as JSON here")
     args = ap.parse_args()
@@ -110,12 +123,12 @@ def main() -> None:
     if args.names:  # the same judgements, asked under another name
         renamed = {d["area"]: d["name"] for d in map(json.loads, args.names.read_text().splitlines()) if d}
         areas = [a.model_copy(update={"topic": renamed[a.topic]}) for a in areas if a.topic in renamed]
-    if args.frame:
-        areas = [a.model_copy(update={"topic": args.frame.format(a.topic)}) for a in areas]
+    if args.frame or args.ask:
+        areas = [a.model_copy(update={"topic": (args.frame or args.ask).format(a.topic)}) for a in areas]
     topics = [a.topic for a in areas]
     rev = C.merge_base(args.before_rev)
-    before = before_side(rev, args.home, args.library, topics)
-    after = run_side(args.home, args.library, topics)
+    before = before_side(rev, args.home, args.library, topics, bool(args.ask))
+    after = run_side(args.home, args.library, topics, bool(args.ask))
     fb, sb = figures(before, areas)
     fa, sa = figures(after, areas)
     print(f"mlqa {args.split} areas ({len(areas)}), before = {rev[:7]}, after = this checkout; one run, "

@@ -232,3 +232,18 @@ def test_an_llm_citation_of_a_source_that_does_not_answer_is_graded_weak(lib, se
 
     pnl = render_answer(ans, 1).panel
     assert re.search(r"class=\"pc-badge pc-bad\">weak -?\d\.\d\d( · ✗ not supported)?<", pnl) and "✓ supported" not in pnl
+
+
+def test_a_question_asking_for_papers_is_read_as_the_area_it_names():
+    from rag.reading.questions import papers_on
+
+    assert papers_on("Which papers study Mamba?") == "Mamba"
+    assert papers_on("What work exists on scaling laws?") == "scaling laws"
+    assert papers_on("Are there any papers on optimal transport in the library?") == "optimal transport"
+    assert papers_on("List the papers about diffusion models") == "diffusion models"
+    assert papers_on("What papers in my library are about graph neural networks?") == "graph neural networks"
+    # not lists: evidence for a claim, one paper, what papers do, a follow-up
+    for q in ("Which papers show that Adam generalizes worse than SGD?", "Which paper proposes RMNP?",
+              "Which papers on optimal transport use entropic regularization?", "Which papers study this?",
+              "How do diffusion models sample?"):
+        assert papers_on(q) is None, q

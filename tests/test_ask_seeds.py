@@ -174,3 +174,21 @@ def test_ask_retrieves_with_its_own_fusion_weight(seeds_library, monkeypatch):
                         or search(*a, **k))
     ans = ask(q, seeds_library, settings=s)
     assert weights and set(weights) == {s.ask.dense_weight} and ans.citations
+
+
+def test_a_question_asking_for_the_papers_on_an_area_lists_them_all(seeds_library):
+    # Answered as a question about one paper, "What work exists on scaling laws?" quoted one of the seeds' two
+    # scaling-law papers; it lists the papers a summary of the area covers, each quoted and cited
+    from rag.tasks.summarise import summarise
+
+    area = {c.paper.paper_id for c in summarise("scaling laws", seeds_library, settings=seeds_library.settings).citations}
+    assert len(area) >= 2
+    for q in ("What work exists on scaling laws?", "Which papers study scaling laws?", "Are there papers on scaling laws?"):
+        ans = ask(q, seeds_library, settings=seeds_library.settings)
+        assert {c.paper.paper_id for c in ans.citations} == area, ans.answer
+        assert ans.answer.startswith(f"The library holds {len(area)} papers on “scaling laws”"), ans.answer
+        assert {int(n) for n in re.findall(r"\[(\d+)\]", ans.answer)} == {c.n for c in ans.citations}
+        assert all(c.evidence and c.evidence in c.paper.abstract for c in ans.citations)
+    # a question about what such papers do is a question, answered as one
+    ans = ask("Which papers on scaling laws use power-law tails?", seeds_library, settings=seeds_library.settings)
+    assert not ans.answer.startswith("The library holds"), ans.answer

@@ -70,3 +70,40 @@ _REFERS_BACK = re.compile(
 def refers_back(question: str) -> bool:
     """A follow-up that leans on the conversation ("they", "their method", "this paper", "and what …?")."""
     return bool(_REFERS_BACK.search(question.strip()))
+
+
+# A question asking for the papers on an area, not for what one paper says: "Which papers study Mamba?",
+# "What work exists on scaling laws?", "Are there papers on optimal transport?", "List the papers about X".
+# A question about what papers show or claim ("Which papers show that X?") is not one: that is evidence.
+_PAPERS = r"(?:papers|works?|studies|articles|publications|research|literature)"
+_VERB = r"(?:study|investigate|address|discuss|cover|deal with|focus on|look at|are about|is about|work on)"
+_ON = r"(?:on|about|into|regarding|concerning|studying|investigating|addressing|discussing|covering|(?:that|which|who) %s)" % _VERB
+_LIST_QUESTION = re.compile("|".join([
+    # Which papers study X? / What work exists on X? / Which papers on X?
+    r"^(?:which|what) (?:(?:other|recent|existing|relevant) )?%s(?: in (?:the|my|this) library)? "
+    r"(?:%s|exists? (?:on|about)|(?:is|are) there (?:on|about)|%s)\s+" % (_PAPERS, _VERB, _ON),
+    # Are there papers on X? / Does the library have any work about X?
+    r"^(?:are there|is there|do (?:you|we|i) have|does (?:the|my|this) library (?:have|hold|contain)) (?:any )?"
+    r"%s %s\s+" % (_PAPERS, _ON),
+    # List the papers on X / find papers about X
+    r"^(?:please )?(?:list|show(?: me)?|find|give me|name)(?: (?:all|the|any|some))* %s %s\s+" % (_PAPERS, _ON),
+    # What research is there on X?
+    r"^what (?:work|research|literature) (?:exists|is there) (?:on|about)\s+",
+]), re.IGNORECASE)
+
+_CLAUSE = re.compile(r"\b(?:uses?|propose[sd]?|shows?|finds?|found|appl(?:y|ies)|combines?|compares?|achieves?|"
+                     r"improves?|outperforms?|proves?|reports?|claims?|argues?|suggests?|demonstrates?)\b", re.I)
+
+
+def papers_on(question: str) -> str | None:
+    """The area a question asks the library's papers on ("Which papers study Mamba?" -> "Mamba"), or None
+    when it asks something else, or leans on the conversation ("Which papers study this?")."""
+    q = question.strip()
+    m = _LIST_QUESTION.match(q)
+    if not m or refers_back(q[m.end():]):
+        return None
+    if _CLAUSE.search(q[m.end():]):  # "Which papers on X use Y?": a question about what they do
+        return None
+    area = re.sub(r"\s+(?:in|from) (?:the|my|this) library$", "", q[m.end():].strip().rstrip("?.! ").strip(),
+                  flags=re.IGNORECASE)
+    return area or None

@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from rag.reading.citations import check, quote, strip_marks
+from rag.reading.citations import check, strip_marks
 from rag.reading.citation_grades import grade_citations as grade_all
 from rag.tasks.extractive import Quote, candidates, pick, render, sentences_of
+from rag.tasks.numbered_sources import format_sources  # noqa: F401 (callers and tests import it from here too)
+from rag.tasks.paper_lists import list_answer
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import kind, refers_back
+from rag.reading.questions import kind, papers_on, refers_back
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
 from rag.reading.roles import roles_of
@@ -37,27 +39,6 @@ def is_follow_up(question: str) -> bool:
 def covers(hits: list[Hit], settings: Settings) -> bool:
     """Whether the library covers the question at all (threshold chosen on data, see docs/design.md)."""
     return bool(hits) and hits[0].dense >= settings.ask.abstain_below
-
-
-def format_sources(hits: list[Hit], prompts_dir=None, roles: list[list[str]] | None = None,
-                   numbers: list[int] | None = None) -> str:
-    """The numbered, delimited sources; with roles, each sentence is preceded by its role ([method] …).
-    `numbers` gives each hit its source number (default 1, 2, …)."""
-    tpl = load_prompt("source", prompts_dir)
-    # Escape our own delimiter inside abstracts so a hostile abstract cannot close its source early, and
-    # neutralise the abstract's own [n] marks so the model cannot copy one as if it were its citation.
-    clean = lambda s: quote(s.replace("</source", "</ source").replace("<source", "< source"))  # noqa: E731
-    out = []
-    for k, h in enumerate(hits):
-        i = numbers[k] if numbers else k + 1
-        text = h.paper.abstract
-        rs = roles[k] if roles and k < len(roles) else None
-        sents = sentences_of(h.paper)
-        if rs and len(rs) == len(sents) and set(rs) != {"other"}:  # all "other": roles unknown (not MiniLM)
-            text = " ".join(f"[{r}] {s}" for r, s in zip(rs, sents))
-        out.append(tpl.format(n=i, title=clean(h.paper.title), venue=h.paper.venue, year=h.paper.year or "",
-                              abstract=clean(text)))
-    return "\n".join(out)
 
 
 def _turn(t) -> tuple[str, str, list[str]]:
@@ -147,6 +128,11 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         if found:
             return _answer(question, found, library, settings, model, on_token, base, "answered", "")
         lead = PREVIOUS_DO_NOT_TEXT
+
+    # "Which papers study X?" asks for the area's papers: listed as a summary of X covers them.
+    if not lead and (area := papers_on(question)):
+        if listed := list_answer(area, library, settings, filters, model, base, on_token):
+            return listed
 
     query = retrieval_query(question, history, settings, model if use_llm else None)
     # Extractive: retrieval used the carried-over topic, the sentences are picked for what the question asks;

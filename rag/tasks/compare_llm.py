@@ -18,7 +18,7 @@ from rag.reading.citations import strip_marks
 from rag.reading.grades import graded, relevance
 from rag.prompts import load_prompt
 from rag.settings import Settings
-from rag.tasks.ask import format_sources
+from rag.tasks.numbered_sources import format_sources
 from rag.tasks.compare_cells import ROLE_COLUMNS
 from rag.tasks.comparison import COLUMNS, HEADINGS, NOT_STATED, Cell, Table
 from rag.tasks.topicality import Reading

@@ -20,7 +20,7 @@ from rag.settings import Settings
 from rag.reading.snippets import snippet
 from rag.reading.standalone import standing, stands_alone
 from rag.reading.voice import defines, own_voice
-from rag.tasks.ask import format_sources
+from rag.tasks.numbered_sources import format_sources
 from rag.tasks.summary import Summary, Theme, ThemeDraft
 from rag.tasks.topicality import BACKGROUND_DISCOUNT, CONTRIBUTION, Reading
 

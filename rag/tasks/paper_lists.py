@@ -1,0 +1,42 @@
+"""A question asking for the papers on an area ("Which papers study Mamba?", "What work exists on scaling
+laws?": rag.reading.questions.papers_on) answered as a list: the papers a summary of the area covers, each
+by the sentence its theme paragraph quotes, cited, grouped in the summary's themes.
+
+Answered as a question about one paper, it quoted the best sentence of the best-retrieved paper and stopped:
+on the seeds "What work exists on scaling laws?" cited one of the two scaling-law papers; on mlqa, asked so,
+an area's answer cited a few of its core papers where its summary cites most (docs/quality.md, "Which papers
+study X?"). The area scorer decides which papers, as it does for summaries and tables.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from rag.library.library import Library
+from rag.library.retrieval import Filters
+from rag.records import Answer
+from rag.settings import Settings
+from rag.tasks.summarise import summarise
+
+# The overview's opening line, "The library holds 5 papers on “X” in 2 themes: a (3 papers [1][2][3]) and
+# b (2 papers [4][5])." (summary_writers.overview_lead): how the list divides.
+_LEAD = re.compile(r"^The library holds .*?[\])]\.(?=\s|$)", re.DOTALL)
+
+
+def list_answer(area: str, library: Library, settings: Settings, filters: Filters | None, model, base: dict,
+                on_token: Callable[[str], None] | None = None) -> Answer | None:
+    """The answer listing the area's papers, or None when the library has none on it (the question is then
+    answered as any other)."""
+    res = summarise(area, library, settings=settings, filters=filters, model=model)
+    if res.abstained or not res.citations:
+        return None
+    lead = m.group(0).replace(" in 1 theme", "") if (m := _LEAD.match(res.summary)) else ""
+    many = len(res.themes) > 1
+    parts = [lead] + [f"{t.title}: {t.text}" if many else t.text for t in res.themes if t.text]
+    if res.more:
+        parts.append(f"({res.more_text}.)")
+    text = "\n\n".join(p for p in parts if p)
+    if on_token:
+        on_token(text)
+    return Answer(**base, answer=text, coverage="answered", citations=res.citations, flags=res.flags)
