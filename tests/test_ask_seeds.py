@@ -183,12 +183,17 @@ def test_a_question_asking_for_the_papers_on_an_area_lists_them_all(seeds_librar
 
     area = {c.paper.paper_id for c in summarise("scaling laws", seeds_library, settings=seeds_library.settings).citations}
     assert len(area) >= 2
-    for q in ("What work exists on scaling laws?", "Which papers study scaling laws?", "Are there papers on scaling laws?"):
+    for q in ("What work exists on scaling laws?", "Which papers study scaling laws?", "Are there papers on scaling laws?",
+              "What are the main approaches to scaling laws?"):
         ans = ask(q, seeds_library, settings=seeds_library.settings)
         assert {c.paper.paper_id for c in ans.citations} == area, ans.answer
         assert ans.answer.startswith(f"The library holds {len(area)} papers on “scaling laws”"), ans.answer
         assert {int(n) for n in re.findall(r"\[(\d+)\]", ans.answer)} == {c.n for c in ans.citations}
         assert all(c.evidence and c.evidence in c.paper.abstract for c in ans.citations)
+        # each paper by its clearest contribution on the area, as a summary's overview quotes a theme's lead
+        # (quoted by its theme paragraph, the data-mixing paper gave "… the underlying mechanics of data mixing")
+        quotes = [x for x in re.split(r" \[\d+\]\.\s*", ans.answer.split("\n\n", 1)[1]) if x.strip()]
+        assert len(quotes) == len(area) and all("scaling law" in x.lower() for x in quotes), ans.answer
     # a question about what such papers do is a question, answered as one
     ans = ask("Which papers on scaling laws use power-law tails?", seeds_library, settings=seeds_library.settings)
     assert not ans.answer.startswith("The library holds"), ans.answer

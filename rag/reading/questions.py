@@ -73,7 +73,8 @@ def refers_back(question: str) -> bool:
 
 
 # A question asking for the papers on an area, not for what one paper says: "Which papers study Mamba?",
-# "What work exists on scaling laws?", "Are there papers on optimal transport?", "List the papers about X".
+# "What work exists on scaling laws?", "Are there papers on optimal transport?", "List the papers about X",
+# "What are the main approaches to X?".
 # A question about what papers show or claim ("Which papers show that X?") is not one: that is evidence.
 _PAPERS = r"(?:papers|works?|studies|articles|publications|research|literature)"
 _VERB = r"(?:study|investigate|address|discuss|cover|deal with|focus on|look at|are about|is about|work on)"
@@ -89,6 +90,10 @@ _LIST_QUESTION = re.compile("|".join([
     r"^(?:please )?(?:list|show(?: me)?|find|give me|name)(?: (?:all|the|any|some))* %s %s\s+" % (_PAPERS, _ON),
     # What research is there on X?
     r"^what (?:work|research|literature) (?:exists|is there) (?:on|about)\s+",
+    # What are the main approaches to X? What methods exist for X? (a summary's themes are its approaches)
+    r"^what (?:are|were) (?:the )?(?:(?:main|key|major|different|existing|common|known) )?(?:approaches|methods|"
+    r"techniques|lines of (?:work|research)|directions|families of methods) (?:to|for|in|on|of)\s+",
+    r"^what (?:approaches|methods|techniques|lines of (?:work|research)) (?:exist|are there) (?:to|for|in|on)\s+",
 ]), re.IGNORECASE)
 
 _CLAUSE = re.compile(r"\b(?:uses?|propose[sd]?|shows?|finds?|found|appl(?:y|ies)|combines?|compares?|achieves?|"

@@ -1,6 +1,6 @@
 """A question asking for the papers on an area ("Which papers study Mamba?", "What work exists on scaling
-laws?": rag.reading.questions.papers_on) answered as a list: the papers a summary of the area covers, each
-by the sentence its theme paragraph quotes, cited, grouped in the summary's themes.
+laws?": rag.reading.questions.papers_on) answered as a list: the papers a summary of the area covers, in its
+themes, each quoted by its best sentence on the area (the summary's overview quotes none), cited.
 
 Answered as a question about one paper, it quoted the best sentence of the best-retrieved paper and stopped:
 on the seeds "What work exists on scaling laws?" cited one of the two scaling-law papers; on mlqa, asked so,
@@ -28,7 +28,7 @@ def list_answer(area: str, library: Library, settings: Settings, filters: Filter
                 on_token: Callable[[str], None] | None = None) -> Answer | None:
     """The answer listing the area's papers, or None when the library has none on it (the question is then
     answered as any other)."""
-    res = summarise(area, library, settings=settings, filters=filters, model=model)
+    res = summarise(area, library, settings=settings, filters=filters, model=model, overview_quotes=False)
     if res.abstained or not res.citations:
         return None
     lead = m.group(0).replace(" in 1 theme", "") if (m := _LEAD.match(res.summary)) else ""

@@ -41,10 +41,12 @@ NO_PAPERS_TEXT = "The library has no papers on this topic."
 
 
 def summarise(topic: str, library: Library, settings: Settings | None = None, filters: Filters | None = None,
-              model=None, k: int = MAX_PAPERS, on_token: Callable[[str], None] | None = None) -> Summary:
+              model=None, k: int = MAX_PAPERS, on_token: Callable[[str], None] | None = None,
+              overview_quotes: bool = True) -> Summary:
     """Summarise what the library holds on `topic`, at most k papers (those rag.tasks.area_scorer finds
     most probably in the area; how many more it found is `more`); `model` overrides the configured chat
-    model (tests pass fakes)."""
+    model (tests pass fakes). Extractive, without overview_quotes: the overview only says how the area
+    divides and every paper is quoted by its best sentence in its theme (summary_writers.write_extractive)."""
     settings = settings or get_settings()
     use_llm = model is not None or settings.llm == "openai"
     if use_llm and model is None:
@@ -65,7 +67,7 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     if use_llm:
         res = write_llm(topic, themes, settings, model, emb, on_token)
     else:
-        res = write_extractive(topic, themes, emb, on_token)
+        res = write_extractive(topic, themes, emb, on_token, overview_quotes)
     res.related = near
     res.more, res.k = more, k
     grade_summary(topic, res, readings, emb, settings)

@@ -229,9 +229,13 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
-def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, on_token) -> Summary:
+def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, on_token,
+                     overview_quotes: bool = True) -> Summary:
     """An overview (how the area divides, then each theme's clearest contribution) and a paragraph per
-    theme from its papers' own sentences, every sentence standing alone and cited."""
+    theme from its papers' own sentences, every sentence standing alone and cited. Without overview_quotes
+    the overview only divides the area, and each paragraph quotes every paper as the overview quotes a lead,
+    by its clearest contribution on the topic (a list of the area's papers, rag.tasks.paper_lists: with the
+    overview's quotes a lead paper's paragraph would quote its second best)."""
     readings = [r for t in themes for r in t.readings]
     all_papers = [r.paper for r in readings]
     index = {p.paper_id: i for i, p in enumerate(all_papers)}
@@ -243,17 +247,19 @@ def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, 
     quoted = []
     # (one paper: its paragraph below is its contribution; the overview only counts it)
     leads = [t.readings[0] for t in themes] if len(themes) > 1 else themes[0].readings[:2] if themes else []
-    leads = leads if len(readings) > 1 else []
+    leads = leads if len(readings) > 1 and overview_quotes else []
     for r in leads:
         s, shown = _pick(r, central[r.paper.paper_id], used, contribution_only=True, topical=0.7,
                          probs=probs[r.paper.paper_id])
         used.add(s)
         quoted.append(_cite(shown, index[r.paper.paper_id] + 1))
+    # a list quotes each paper as the overview quotes a theme's lead: its clearest contribution on the topic
+    as_lead = {} if overview_quotes else {"contribution_only": True, "topical": 0.7}
     theme_parts: list[tuple[ThemeDraft, _Part]] = []
     for t in themes:
         pieces = []
         for r in t.readings:
-            s, shown = _pick(r, central[r.paper.paper_id], used, probs=probs[r.paper.paper_id])
+            s, shown = _pick(r, central[r.paper.paper_id], used, probs=probs[r.paper.paper_id], **as_lead)
             used.add(s)
             pieces.append(_cite(shown, index[r.paper.paper_id] + 1))
         theme_parts.append((t, _Part(check(" ".join(pieces), all_papers, emb, require_citations=False))))
