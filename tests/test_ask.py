@@ -248,3 +248,15 @@ def test_a_question_asking_for_papers_is_read_as_the_area_it_names():
               "Which papers on optimal transport use entropic regularization?", "Which papers study this?",
               "How do diffusion models sample?", "What are the limitations of LoRA?"):
         assert papers_on(q) is None, q
+
+
+def test_a_question_setting_two_things_side_by_side_names_both():
+    from rag.reading.questions import compared
+
+    assert compared("Compare RMNP and BAS") == "RMNP and BAS"
+    assert compared("RMNP vs. BAS?") == "RMNP and BAS"
+    assert compared("What is the difference between Mamba and Transformers?") == "Mamba and Transformers"
+    assert compared("How does RMNP differ from Muon?") == "RMNP and Muon"
+    # one paper's comparison (mlqa asks so), a side leaning on the conversation: not
+    assert compared("How does a neural model that treats labels as multinomial draws compare with SLEEC?") is None
+    assert compared("Compare this method with Adam") is None

@@ -197,3 +197,14 @@ def test_a_question_asking_for_the_papers_on_an_area_lists_them_all(seeds_librar
     # a question about what such papers do is a question, answered as one
     ans = ask("Which papers on scaling laws use power-law tails?", seeds_library, settings=seeds_library.settings)
     assert not ans.answer.startswith("The library holds"), ans.answer
+
+
+def test_two_methods_set_side_by_side_are_answered_from_both_papers(seeds_library):
+    # "Compare RMNP and BAS" quoted the RMNP paper alone; each side's paper is quoted by its contribution
+    for q in ("Compare RMNP and BAS", "RMNP vs BAS", "What is the difference between RMNP and BAS?"):
+        ans = ask(q, seeds_library, settings=seeds_library.settings)
+        assert cites(ans, "003_", 5) and cites(ans, "003_", 6) and len(ans.citations) == 2, ans.answer
+        assert "we introduce RMNP" in ans.answer and "which bridges Adam and SignSGD" in ans.answer, ans.answer
+    # a comparison one paper draws is answered from that paper, as any question
+    ans = ask("How does RMNP differ from Muon?", seeds_library, settings=seeds_library.settings)
+    assert not ans.answer.startswith("The library holds") and cites(ans, "003_", 5), ans.answer

@@ -112,3 +112,27 @@ def papers_on(question: str) -> str | None:
     area = re.sub(r"\s+(?:in|from) (?:the|my|this) library$", "", q[m.end():].strip().rstrip("?.! ").strip(),
                   flags=re.IGNORECASE)
     return area or None
+
+
+# Two things set side by side: "Compare RMNP and BAS", "RMNP vs BAS", "What is the difference between A and B?",
+# "How does A differ from B?". Answered as the papers on "A and B" (a summary reads each part of "X and Y"), each
+# quoted by its contribution: one best sentence of one paper answered for one side only.
+_SIDES = r"(?P<a>[^?,;]{2,60}?)\s+(?:and|with|to|against|vs\.?|versus)\s+(?P<b>[^?,;]{2,60}?)"
+_COMPARED = re.compile("(?:" + "|".join([
+    r"^(?:please\s+)?compare\s+(?:the\s+)?" + _SIDES,
+    r"^(?:what (?:is|are)|what's) the (?:main |key )?differences? between\s+(?P<a2>[^?,;]{2,60}?)\s+and\s+(?P<b2>[^?,;]{2,60}?)",
+    r"^how (?:does|do)\s+(?P<a3>[^?,;]{2,60}?)\s+differ from\s+(?P<b3>[^?,;]{2,60}?)",
+    r"^(?P<a4>[^?,;]{2,60}?)\s+(?:vs\.?|versus)\s+(?P<b4>[^?,;]{2,60}?)",
+]) + r")\s*[?.!]?$", re.IGNORECASE)
+
+
+def compared(question: str) -> str | None:
+    """"A and B" for a question setting two things side by side ("Compare RMNP and BAS"), else None (also
+    when a side leans on the conversation or is long: "How does X compare with Y …" is a question to one paper)."""
+    m = _COMPARED.match(question.strip())
+    if not m:
+        return None
+    a, b = (next(v for k, v in m.groupdict().items() if k.startswith(side) and v) for side in "ab")
+    if refers_back(a) or refers_back(b) or len(a.split()) > 6 or len(b.split()) > 6:
+        return None
+    return f"{a.strip()} and {b.strip()}"

@@ -19,7 +19,7 @@ from rag.tasks.numbered_sources import format_sources  # noqa: F401 (callers and
 from rag.tasks.paper_lists import list_answer
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import kind, papers_on, refers_back
+from rag.reading.questions import compared, kind, papers_on, refers_back
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
 from rag.reading.roles import roles_of
@@ -129,10 +129,15 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
             return _answer(question, found, library, settings, model, on_token, base, "answered", "")
         lead = PREVIOUS_DO_NOT_TEXT
 
-    # "Which papers study X?" asks for the area's papers: listed as a summary of X covers them.
-    if not lead and (area := papers_on(question)):
-        if listed := list_answer(area, library, settings, filters, model, base, on_token):
-            return listed
+    # "Which papers study X?" asks for the area's papers: listed as a summary of X covers them; "Compare A
+    # and B" for the papers on each, side by side.
+    listed = None
+    if not lead and (area := papers_on(question) or compared(question)):
+        listed = list_answer(area, library, settings, filters, model, base)
+        # a comparison one paper holds ("How does RMNP differ from Muon?": RMNP's own against Muon) is answered
+        # from that paper, as any question; its list stands only when nothing answers
+        if listed and (len(listed.citations) > 1 or not compared(question)):
+            return _streamed(listed, on_token)
 
     query = retrieval_query(question, history, settings, model if use_llm else None)
     # Extractive: retrieval used the carried-over topic, the sentences are picked for what the question asks;
@@ -143,6 +148,8 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         return Answer(**base, abstained=True, coverage="not_answered",
                       answer="The library is empty: add abstract lists first (paperchat ingest seeds/).")
     found = _Answerable(asked, hits, library, settings) if covers(hits, settings) else None
+    if not found and listed:
+        return _streamed(listed, on_token)
     if not found:
         if filters:
             wide = search(library, query, settings.ask.sources, None, settings.ask.dense_weight)
@@ -153,6 +160,12 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         return Answer(**base, answer=text, abstained=True, coverage="not_answered", nearest=hits)
     return _answer(asked, found, library, settings, model, on_token, base,
                    "answered_elsewhere" if lead else "answered", lead)
+
+
+def _streamed(answer: Answer, on_token) -> Answer:
+    if on_token:
+        on_token(answer.answer)
+    return answer
 
 
 def _outside_filter(question: str, filters: Filters, found: _Answerable, base: dict, lead: str) -> Answer:

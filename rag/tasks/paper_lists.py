@@ -11,8 +11,6 @@ study X?"). The area scorer decides which papers, as it does for summaries and t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-
 from rag.library.library import Library
 from rag.library.retrieval import Filters
 from rag.records import Answer
@@ -24,8 +22,8 @@ from rag.tasks.summarise import summarise
 _LEAD = re.compile(r"^The library holds .*?[\])]\.(?=\s|$)", re.DOTALL)
 
 
-def list_answer(area: str, library: Library, settings: Settings, filters: Filters | None, model, base: dict,
-                on_token: Callable[[str], None] | None = None) -> Answer | None:
+def list_answer(area: str, library: Library, settings: Settings, filters: Filters | None, model,
+                base: dict) -> Answer | None:
     """The answer listing the area's papers, or None when the library has none on it (the question is then
     answered as any other)."""
     res = summarise(area, library, settings=settings, filters=filters, model=model, overview_quotes=False)
@@ -37,6 +35,4 @@ def list_answer(area: str, library: Library, settings: Settings, filters: Filter
     if res.more:
         parts.append(f"({res.more_text}.)")
     text = "\n\n".join(p for p in parts if p)
-    if on_token:
-        on_token(text)
     return Answer(**base, answer=text, coverage="answered", citations=res.citations, flags=res.flags)
