@@ -243,6 +243,7 @@ def test_a_question_asking_for_papers_is_read_as_the_area_it_names():
     assert papers_on("List the papers about diffusion models") == "diffusion models"
     assert papers_on("What papers in my library are about graph neural networks?") == "graph neural networks"
     assert papers_on("What are the main approaches to optimal transport?") == "optimal transport"
+    assert papers_on("What does the library say about optimal transport?") == "optimal transport"
     # not lists: evidence for a claim, one paper, what papers do, a follow-up
     for q in ("Which papers show that Adam generalizes worse than SGD?", "Which paper proposes RMNP?",
               "Which papers on optimal transport use entropic regularization?", "Which papers study this?",

@@ -90,6 +90,8 @@ _LIST_QUESTION = re.compile("|".join([
     r"^(?:please )?(?:list|show(?: me)?|find|give me|name)(?: (?:all|the|any|some))* %s %s\s+" % (_PAPERS, _ON),
     # What research is there on X?
     r"^what (?:work|research|literature) (?:exists|is there) (?:on|about)\s+",
+    # What does the library say about X? (what a summary of X is)
+    r"^what (?:does|do) (?:the|my|this|our) (?:library|papers|collection) (?:say|have|hold|know|contain) (?:on|about)\s+",
     # What are the main approaches to X? What methods exist for X? (a summary's themes are its approaches)
     r"^what (?:are|were) (?:the )?(?:(?:main|key|major|different|existing|common|known) )?(?:approaches|methods|"
     r"techniques|lines of (?:work|research)|directions|families of methods) (?:to|for|in|on|of)\s+",
