@@ -158,7 +158,9 @@ class Answer(BaseModel):
     # answered | answered_elsewhere (a follow-up the previous papers do not answer; others do) |
     # outside_filter (nothing under the filter answers; papers outside it do, listed in `nearest`) | not_answered
     coverage: Literal["answered", "answered_elsewhere", "outside_filter", "not_answered"] = "answered"
-    question_kind: str = ""  # rag.reading.questions.kind: how / finding / why / problem / topic / other
+    # rag.reading.questions.kind: how / finding / why / problem / topic / other; a list of an area's papers:
+    # papers ("Which papers study X?") or compare ("Compare A and B"; rag.tasks.paper_lists)
+    question_kind: str = ""
     citations: list[Citation] = Field(default_factory=list)
     nearest: list[Hit] = Field(default_factory=list)  # shown when abstaining
     flags: list[str] = Field(default_factory=list)  # what the citation check removed or found unsupported

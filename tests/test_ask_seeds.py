@@ -188,6 +188,7 @@ def test_a_question_asking_for_the_papers_on_an_area_lists_them_all(seeds_librar
         ans = ask(q, seeds_library, settings=seeds_library.settings)
         assert {c.paper.paper_id for c in ans.citations} == area, ans.answer
         assert ans.answer.startswith(f"The library holds {len(area)} papers on “scaling laws”"), ans.answer
+        assert ans.question_kind == "papers"
         assert {int(n) for n in re.findall(r"\[(\d+)\]", ans.answer)} == {c.n for c in ans.citations}
         assert all(c.evidence and c.evidence in c.paper.abstract for c in ans.citations)
         # each paper by its clearest contribution on the area, as a summary's overview quotes a theme's lead
@@ -204,6 +205,7 @@ def test_two_methods_set_side_by_side_are_answered_from_both_papers(seeds_librar
     for q in ("Compare RMNP and BAS", "RMNP vs BAS", "What is the difference between RMNP and BAS?"):
         ans = ask(q, seeds_library, settings=seeds_library.settings)
         assert cites(ans, "003_", 5) and cites(ans, "003_", 6) and len(ans.citations) == 2, ans.answer
+        assert ans.question_kind == "compare"
         assert "we introduce RMNP" in ans.answer and "which bridges Adam and SignSGD" in ans.answer, ans.answer
     # a comparison one paper draws is answered from that paper, as any question
     ans = ask("How does RMNP differ from Muon?", seeds_library, settings=seeds_library.settings)

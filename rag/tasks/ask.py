@@ -133,7 +133,8 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     # and B" for the papers on each, side by side.
     listed = None
     if not lead and (area := papers_on(question) or compared(question)):
-        listed = list_answer(area, library, settings, filters, model, base)
+        listed = list_answer(area, library, settings, filters, model,
+                             {**base, "question_kind": "compare" if compared(question) else "papers"})
         # a comparison one paper holds ("How does RMNP differ from Muon?": RMNP's own against Muon) is answered
         # from that paper, as any question; its list stands only when nothing answers
         if listed and (len(listed.citations) > 1 or not compared(question)):
