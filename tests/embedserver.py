@@ -68,8 +68,13 @@ def serve(upstream: str | None = None, dim: int = 8):
                 if upstream:
                     fwd = urllib.request.Request(upstream + "/embeddings", data=json.dumps(
                         {"model": req.get("model"), "input": texts}).encode(), headers={"Content-Type": "application/json"})
-                    with urllib.request.urlopen(fwd, timeout=120) as r:
-                        vecs = [d["embedding"] for d in sorted(json.load(r)["data"], key=lambda d: d["index"])]
+                    try:
+                        with urllib.request.urlopen(fwd, timeout=120) as r:
+                            vecs = [d["embedding"] for d in sorted(json.load(r)["data"], key=lambda d: d["index"])]
+                    except OSError as e:  # the real server behind dropped a connection under load (seen once in CI):
+                        # say so as a busy server does, for the client's retry, rather than close without a word
+                        self._send(503, {"error": {"message": f"upstream: {e}", "type": "server_error"}})
+                        return
                 else:
                     vecs = [text_vector(t, dim) for t in texts]
                 if b.truncate:
