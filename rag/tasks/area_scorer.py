@@ -23,7 +23,7 @@ import numpy as np
 
 from rag.reading.grades import RELEVANCE_FLOOR
 from rag.reading.vector_kind import STANDALONE, vector_kind, weights_for
-from rag.tasks.topicality import (ON_TOPIC, Reading, _acronym, _content, _occurrences, _parts, naming,
+from rag.tasks.topicality import (ON_TOPIC, Reading, _acronym, _content, _parts, holds, naming,
                                   phrase_of, phrase_parts)
 
 WEIGHTS = Path(__file__).with_name("area_scorer.npz")
@@ -62,7 +62,7 @@ def split_name(topic: str) -> tuple[str, str]:
 
 
 def _holds(words: list[str], phrases: list[tuple[str, ...]]) -> bool:
-    return any(_occurrences(words, p) for p in phrases)
+    return any(holds(words, p) for p in phrases)
 
 
 def in_setting(stems: set[str], text: str, settings: list[tuple[str, ...]], acronyms: set[str]) -> bool:
