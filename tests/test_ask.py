@@ -261,3 +261,14 @@ def test_a_question_setting_two_things_side_by_side_names_both():
     # one paper's comparison (mlqa asks so), a side leaning on the conversation: not
     assert compared("How does a neural model that treats labels as multinomial draws compare with SLEEC?") is None
     assert compared("Compare this method with Adam") is None
+
+
+def test_a_question_asking_what_a_thing_is_is_read_as_that_thing():
+    from rag.reading.questions import defined
+
+    assert defined("What is RMNP?") == "RMNP" and defined("What does BAS stand for?") == "BAS"
+    assert defined("What are diffusion models?") == "diffusion models"
+    # what something found or is like is no definition
+    for q in ("What is the convergence rate of Adam?", "What is known about LoRA?", "What do GANs learn?",
+              "What is this method?"):
+        assert defined(q) is None, q

@@ -210,3 +210,13 @@ def test_two_methods_set_side_by_side_are_answered_from_both_papers(seeds_librar
     # a comparison one paper draws is answered from that paper, as any question
     ans = ask("How does RMNP differ from Muon?", seeds_library, settings=seeds_library.settings)
     assert not ans.answer.startswith("The library holds") and cites(ans, "003_", 5), ans.answer
+
+
+def test_what_a_named_method_is_is_answered_by_the_sentence_introducing_it(seeds_library):
+    # "What is RMNP?" answered "The library does not answer this question": the answer scorer, which learned
+    # from questions on what a paper found, how or why, gave no RMNP sentence 0.1; asked as its subject it
+    # finds the sentence introducing it
+    ans = ask("What is RMNP?", seeds_library, settings=seeds_library.settings)
+    assert not ans.abstained and cites(ans, "003_", 5), ans.answer
+    assert ans.answer.startswith("In this paper, we introduce RMNP"), ans.answer
+    assert ans.citations[0].grade != "weak"  # graded against what was asked about, not against "What is"

@@ -19,7 +19,7 @@ from rag.tasks.numbered_sources import format_sources  # noqa: F401 (callers and
 from rag.tasks.paper_lists import list_answer
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import compared, kind, papers_on, refers_back
+from rag.reading.questions import compared, defined, kind, papers_on, refers_back
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
 from rag.reading.roles import roles_of
@@ -87,6 +87,7 @@ class _Answerable:
     def __init__(self, question: str, hits: list[Hit], library: Library, settings: Settings):
         emb = library.text_embedder
         a = settings.ask
+        self.question = question  # what its sentences were scored against, and its citations are graded by
         self.hits, self.floor = hits, a.floor
         self.roles = roles_of([h.paper for h in hits], emb)
         self.cands: list[Quote] = candidates(question, hits, emb, self.roles)
@@ -144,17 +145,18 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     # Extractive: retrieval used the carried-over topic, the sentences are picked for what the question asks;
     # LLM: the rewritten question stands alone.
     asked = query if use_llm else question
+    scored = defined(asked) or asked  # "What is RMNP?" as its subject, "RMNP" (questions.defined)
     hits = search(library, query, settings.ask.sources, filters, settings.ask.dense_weight)
     if not hits and len(library) == 0:
         return Answer(**base, abstained=True, coverage="not_answered",
                       answer="The library is empty: add abstract lists first (paperchat ingest seeds/).")
-    found = _Answerable(asked, hits, library, settings) if covers(hits, settings) else None
+    found = _Answerable(scored, hits, library, settings) if covers(hits, settings) else None
     if not found and listed:
         return _streamed(listed, on_token)
     if not found:
         if filters:
             wide = search(library, query, settings.ask.sources, None, settings.ask.dense_weight)
-            wide_found = _Answerable(asked, wide, library, settings) if covers(wide, settings) else None
+            wide_found = _Answerable(scored, wide, library, settings) if covers(wide, settings) else None
             if wide_found:
                 return _outside_filter(question, filters, wide_found, base, lead)
         text = (f"{lead} " if lead else "") + f"{ABSTAIN_TEXT} The nearest papers are listed below."
@@ -207,7 +209,7 @@ def _answer(question: str, found: _Answerable, library: Library, settings: Setti
     checked = check(draft, [h.paper for h in hits], emb, require_citations=model is not None)
     if model is not None and not checked.citations:
         checked.flags.append("the model cited none of the sources; its answer is shown unverified")
-    grade_citations(question, checked.citations, checked.sentences, found, emb, settings)
+    grade_citations(found.question, checked.citations, checked.sentences, found, emb, settings)
     text = (f"{lead} " if lead else "") + checked.text
     return Answer(**base, answer=text, coverage=coverage, citations=checked.citations, flags=checked.flags)
 
