@@ -220,3 +220,13 @@ def test_what_a_named_method_is_is_answered_by_the_sentence_introducing_it(seeds
     assert not ans.abstained and cites(ans, "003_", 5), ans.answer
     assert ans.answer.startswith("In this paper, we introduce RMNP"), ans.answer
     assert ans.citations[0].grade != "weak"  # graded against what was asked about, not against "What is"
+
+
+def test_a_follow_up_with_no_words_of_its_own_is_answered_from_the_paper_under_discussion(seeds_library):
+    # "What do they find?" answered "The papers cited in the previous answer do not answer this. The library
+    # does not answer this question.": no sentence scored for it alone reached the floor
+    q1 = "How does RMNP replace Newton-Schulz iteration?"
+    a1 = ask(q1, seeds_library, settings=seeds_library.settings)
+    a2 = ask("What do they find?", seeds_library, settings=seeds_library.settings, history=[(q1, a1.answer, ids(a1))])
+    assert not a2.abstained and a2.coverage == "answered" and ids(a2) == ids(a1), a2.answer
+    assert "we establish convergence guarantees for RMNP" in a2.answer, a2.answer

@@ -126,6 +126,10 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         got = library.get_papers(prev_ids)
         prev = [Hit(paper=got[i], score=1.0, text="", dense=1.0) for i in prev_ids if i in got]
         found = _Answerable(question, prev, library, settings)
+        if not found and _turn(history[-1])[0]:
+            # "What do they find?" holds no word of what "they" did: read with the question it follows (after
+            # it, so that its own kind, a finding, is what is asked for); the scorer found nothing by it alone
+            found = _Answerable(f"{question} {_turn(history[-1])[0]}", prev, library, settings)
         if found:
             return _answer(question, found, library, settings, model, on_token, base, "answered", "")
         lead = PREVIOUS_DO_NOT_TEXT
