@@ -696,3 +696,13 @@ def test_a_request_s_framing_is_not_read_as_its_area():
     for name in ("policy gradient methods in reinforcement learning", "methods for causal inference",
                  "operations research", "papers on"):
         assert unframed(name) == name
+
+
+def test_a_question_asking_for_papers_is_listed_by_the_model_from_the_summarys_papers(seeds_library, transport):
+    # with a language model, "Which papers study optimal transport?" is the summary's papers in its themes,
+    # written by the model and checked as a summary's paragraphs are
+    from rag.tasks.ask import ask
+
+    ans = ask("Which papers study optimal transport?", seeds_library, settings=seeds_library.settings, model=ByPrompt())
+    assert ans.mode == "llm" and ans.question_kind == "papers" and ans.citations, ans.answer
+    assert ans.answer.startswith("The library holds") and {c.paper.paper_id for c in ans.citations} <= cited_ids(transport)
