@@ -16,6 +16,13 @@ def test_an_opening_clause_that_leans_is_cut_and_the_main_clause_quoted():
     assert standing("However, the model fails to converge when the batch is small and the step is large.") == \
         "The model fails to converge when the batch is small and the step is large."
     assert standing("Further, we show that the bound is tight.") == "We show that the bound is tight."
+    # "Motivated by this, …" leans as "Building on this, …" does (the seeds' spiking-network answer opened so)
+    assert standing("Motivated by this, we introduce the notion of spectral simplicity.") == \
+        "We introduce the notion of spectral simplicity."
+    assert standing("Inspired by these observations, we propose cascade adversarial training.") == \
+        "We propose cascade adversarial training."
+    assert standing("Motivated by recent results on sparse recovery, we propose a new estimator.") == \
+        "Motivated by recent results on sparse recovery, we propose a new estimator."
 
 
 def test_a_sentence_that_leans_throughout_cannot_be_quoted_alone():

@@ -35,6 +35,9 @@ _ENUMERATED = re.compile(r"^(?:(?:for|in|regarding|as for|concerning|on|under) )
 # "This paper ..." / "In this retrospective study, ..." name the paper itself and stand alone.
 _LEANS = re.compile(
     r"^(?:as a (?:corollary|consequence|result)|building (?:on|upon)|based on (?:this|these|that|such)|"
+    # "Motivated by this, we introduce X", "Inspired by these observations, …" (27 of mlqa's abstracts)
+    r"(?:motivated|inspired|guided|driven|prompted|informed|encouraged) by (?:this|these|that|those|such|them|it|"
+    r"the (?:above|aforementioned|former|latter))\b|"
     r"then|next|finally|lastly|moreover|furthermore|further(?=,)|additionally|besides|likewise|similarly|"
     r"however|nevertheless|nonetheless|yet|still|thus|therefore|hence|consequently|accordingly|"
     r"specifically|in particular|in addition|in contrast|by contrast|conversely|instead|on the other hand|"
