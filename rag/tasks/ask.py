@@ -136,13 +136,13 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
 
     # "Which papers study X?" asks for the area's papers: listed as a summary of X covers them; "Compare A
     # and B" for the papers on each, side by side.
-    listed = None
-    if not lead and (area := papers_on(question) or compared(question)):
+    listed, sides = None, compared(question)
+    if not lead and (area := papers_on(question) or sides):
         listed = list_answer(area, library, settings, filters, model,
-                             {**base, "question_kind": "compare" if compared(question) else "papers"})
+                             {**base, "question_kind": "compare" if sides else "papers"})
         # a comparison one paper holds ("How does RMNP differ from Muon?": RMNP's own against Muon) is answered
         # from that paper, as any question; its list stands only when nothing answers
-        if listed and (len(listed.citations) > 1 or not compared(question)):
+        if listed and (len(listed.citations) > 1 or not sides):
             return _streamed(listed, on_token)
 
     query = retrieval_query(question, history, settings, model if use_llm else None)

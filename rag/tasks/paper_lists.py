@@ -1,6 +1,7 @@
 """A question asking for the papers on an area ("Which papers study Mamba?", "What work exists on scaling
 laws?": rag.reading.questions.papers_on) answered as a list: the papers a summary of the area covers, in its
-themes, each quoted by its best sentence on the area (the summary's overview quotes none), cited.
+themes, each quoted by its clearest contribution on the area (as the summary's overview quotes a theme's lead;
+the list's own overview quotes none), cited. "Compare A and B" (questions.compared) is listed as "A and B".
 
 Answered as a question about one paper, it quoted the best sentence of the best-retrieved paper and stopped:
 on the seeds "What work exists on scaling laws?" cited one of the two scaling-law papers; on mlqa, asked so,
@@ -11,6 +12,7 @@ study X?"). The area scorer decides which papers, as it does for summaries and t
 from __future__ import annotations
 
 import re
+
 from rag.library.library import Library
 from rag.library.retrieval import Filters
 from rag.records import Answer
