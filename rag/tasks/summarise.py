@@ -46,7 +46,8 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     """Summarise what the library holds on `topic`, at most k papers (those rag.tasks.area_scorer finds
     most probably in the area; how many more it found is `more`); `model` overrides the configured chat
     model (tests pass fakes). Extractive, without overview_quotes: the overview only says how the area
-    divides and every paper is quoted by its best sentence in its theme (summary_writers.write_extractive)."""
+    divides and every paper is quoted by its clearest contribution on the topic, as the overview quotes a
+    theme's lead (a list of the area's papers: rag.tasks.paper_lists; summary_writers.write_extractive)."""
     settings = settings or get_settings()
     use_llm = model is not None or settings.llm == "openai"
     if use_llm and model is None:
