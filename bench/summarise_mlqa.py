@@ -40,6 +40,7 @@ def run_side(home: str, library: str, topics: list[str], ask: bool = False) -> d
     ask, each topic (a question) asked of ask() instead, its cited papers scored as a summary's."""
     from rag.library.library import Library
     from rag.settings import Settings
+    from rag.tasks.ask import ask as ask_
     from rag.tasks.summarise import summarise
 
     settings = Settings(home=Path(home), library=library, embedder="minilm")
@@ -48,8 +49,6 @@ def run_side(home: str, library: str, topics: list[str], ask: bool = False) -> d
     for topic in topics:
         t0 = time.perf_counter()
         if ask:
-            from rag.tasks.ask import ask as ask_
-
             a = ask_(topic, lib, settings=settings)
             out[topic] = {"cited": list(dict.fromkeys(c.paper.paper_id for c in a.citations)),
                           "abstained": a.abstained, "themes": [], "related": [], "more": 0,

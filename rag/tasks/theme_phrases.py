@@ -218,7 +218,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 @lru_cache(maxsize=100_000)
 def stem(w: str) -> str:
     w = w.lower()  # stem_word reads regularised as regularized, as every lexical comparison does
-    if len(w) > 2 and w.endswith("s") and w[:-1].isupper() is False and w[:-1] in KNOWN_ACRONYMS:
+    if len(w) > 2 and w.endswith("s") and w[:-1] in KNOWN_ACRONYMS:
         w = w[:-1]  # "gans" -> "gan"
     return stem_word(w)
 
@@ -293,7 +293,8 @@ def spelled_out(name: str, texts: list[str]) -> str | None:
     # "Generative ...").
     forms = [w for w in written if _folded(w) == best]
     forms += [w.replace("-", "") for w in forms if "-" in w]
-    writes = {f: sum(1 for t in texts if f" {_plain(f)} " in f" {_plain(t)} ") for f in set(forms)}
+    plain = [f" {_plain(t)} " for t in texts]
+    writes = {f: sum(1 for t in plain if f" {_plain(f)} " in t) for f in set(forms)}
     return min(forms, key=lambda w: (-writes[w], sum(c.isupper() for c in w), -written[w]))
 
 

@@ -133,7 +133,7 @@ class Part(tuple):
     """A phrase's stemmed content words in order. `nominal`: two words, the second naming an action on the
     first ("uncertainty quantification", "knowledge distillation"), so a text also names it by the verb and
     its object ("quantifying uncertainty", "distilling knowledge"; _occurrences). `closed`: the same with
-    each hyphenated word read as one ("multi-armed" -> "multiarm"; holds)."""
+    each hyphenated word read as one ("multi-armed" -> "multiarm"; holds), when the phrase has one."""
 
     nominal = False
     closed: tuple[str, ...] = ()
@@ -164,7 +164,7 @@ def phrase_of(text: str) -> Part:
     words = [w for w in _WORD.findall(text) if w.lower() not in _STOP]
     part = Part(stem_words(words))  # as rag.reading.grades and rag.library.lexical read words
     part.nominal = len(words) == 2 and bool(_NOMINAL.match(words[1]))
-    part.closed = tuple(_closed(text)) if "-" in text else tuple(part)
+    part.closed = tuple(_closed(text)) if "-" in text else ()
     return part
 
 
@@ -187,12 +187,11 @@ def holds(words: list[str], part: tuple[str, ...]) -> bool:
     read as one: "variational auto-encoders" holds "variational autoencoders", "multiarmed bandits" holds
     "multi-armed bandits" (5 of the 25 core papers of mlqa's "variational autoencoders" write
     "auto-encoder"). Where the words stand: _occurrences."""
-    if _occurrences(words, part):
+    closed = getattr(part, "closed", ())
+    # as written; "multi-armed" asked, "multiarmed" written; "auto-encoders" written, asked either way
+    if _occurrences(words, part) or (closed and _occurrences(words, closed)):
         return True
-    closed = getattr(part, "closed", ()) or tuple(part)
-    if closed != tuple(part) and _occurrences(words, closed):  # "multi-armed" asked, "multiarmed" written
-        return True
-    return bool(getattr(words, "closed", None)) and bool(_occurrences(words.closed, closed))  # written hyphenated
+    return bool(getattr(words, "closed", None)) and bool(_occurrences(words.closed, closed or part))
 
 
 def _occurrences(words: list[str], part: tuple[str, ...]) -> list[int]:
