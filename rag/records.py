@@ -164,6 +164,11 @@ class Answer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     nearest: list[Hit] = Field(default_factory=list)  # shown when abstaining
     flags: list[str] = Field(default_factory=list)  # what the citation check removed or found unsupported
+    # a list of an area's papers (question_kind papers / compare): the area, how many more papers it holds past
+    # those listed, and how to see them ("" and 0 for any other answer)
+    area: str = ""
+    more: int = 0
+    more_text: str = ""
 
     def as_json(self) -> dict:
         return {
@@ -176,4 +181,7 @@ class Answer(BaseModel):
             "citations": [c.as_json() for c in self.citations],
             "nearest": [h.as_json() for h in self.nearest],
             "flags": self.flags,
+            "area": self.area,
+            "more": self.more,
+            "more_text": self.more_text,
         }

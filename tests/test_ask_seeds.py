@@ -230,3 +230,30 @@ def test_a_follow_up_with_no_words_of_its_own_is_answered_from_the_paper_under_d
     a2 = ask("What do they find?", seeds_library, settings=seeds_library.settings, history=[(q1, a1.answer, ids(a1))])
     assert not a2.abstained and a2.coverage == "answered" and ids(a2) == ids(a1), a2.answer
     assert "we establish convergence guarantees for RMNP" in a2.answer, a2.answer
+
+
+def test_a_list_of_an_areas_papers_holds_k_and_the_chat_offers_show_all_for_the_rest(seeds_library, tmp_path):
+    # A list of an area's papers said how many more there were in the CLI's words ("summarise … --k N"), in the
+    # chat too, where no Show all button followed it; it is sized as a summary is (`ask --k`, the Papers control)
+    from ui import summarysize
+    from ui.chattab import ChatTab
+
+    q = "Which papers study scaling laws?"
+    ans = ask(q, seeds_library, settings=seeds_library.settings, k=1)
+    assert len(ans.citations) == 1 and ans.more >= 1 and ans.area == "scaling laws", ans.answer
+    n = 1 + ans.more
+    assert f'summarise "scaling laws" --k {n}' in ans.answer and ans.more_text in ans.answer
+
+    tab = ChatTab(seeds_library, seeds_library.settings, tmp_path, lambda: "")
+    *_, (_, chat, _, state, _, _) = tab.respond(q, [], "Ask", "", "any", "any", k=1)
+    said = chat[-1]["content"]
+    assert f"{ans.more} more paper" in said and f"“Show all {n} papers” summarises them all." in said, said
+    assert "--k" not in said and "Papers to" not in said, said  # no CLI in the chat; Ask shows no Papers control
+    button = summarysize.show_all_button(state)
+    assert button.visible and button.value == f"Show all {n} papers"
+    topic, mode, papers = summarysize.on_show_all(state)
+    assert (topic, mode, papers.value) == ("scaling laws", summarysize.SUMMARISE, n)
+    # an answer to any other question leaves no Show all behind
+    *_, (_, _, _, state, _, _) = tab.respond("How does RMNP replace Newton-Schulz iteration?", [], "Ask", "", "any",
+                                             "any", state=state, k=1)
+    assert state["all"] is None and not summarysize.show_all_button(state).visible

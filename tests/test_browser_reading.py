@@ -101,7 +101,7 @@ def test_ask_about_ticked_papers_cites_only_them(browser, app_url, tmp_path):  #
     page.close()
 
 
-@pytest.mark.parametrize("size", [(1440, 1000), (800, 900)])
+@pytest.mark.parametrize("size", [(1440, 1000), (800, 900), (420, 900)])
 def test_layout_holds_still_while_an_answer_streams(browser, app_url, tmp_path, size):  # noqa: F811
     page = open_page(browser, app_url, *size)
     # app.js names the side once the page has laid itself out (it checks after each change, 60 ms later)
@@ -123,6 +123,15 @@ def test_layout_holds_still_while_an_answer_streams(browser, app_url, tmp_path, 
           const startsLine = i === 0 || stats[i - 1].getBoundingClientRect().top < r.top - 4;
           return dotVisible && startsLine; }).length; }""")
     assert lone == 0
+    # and none of its words is cut at the clipped left edge (at 420 px the answerer's item wrapped inside itself
+    # and its next lines began in the clipped 16 px: "swerer: extractive (no language model", "nfigured …")
+    cut = page.evaluate("""() => { const clip = document.querySelector('.pc-status-clip').getBoundingClientRect();
+        const w = document.createTreeWalker(document.querySelector('.pc-status'), NodeFilter.SHOW_TEXT), out = [];
+        for (let n = w.nextNode(); n; n = w.nextNode()) { if (!n.data.trim()) continue;
+          const r = document.createRange(); r.selectNodeContents(n);
+          if (Array.from(r.getClientRects()).some(x => x.width > 0 && x.left < clip.left - 1)) out.push(n.data); }
+        return out; }""")
+    assert not cut, f"the status line's text is cut at its left edge: {cut}"
     # the filters' labels stay on one line, and the chosen answerer's name is shown whole
     labels = page.locator("#pc-filters [data-testid='block-info']").evaluate_all(
         "els => els.filter(e => e.offsetParent).map(e => [e.innerText, Math.round(e.getBoundingClientRect().height)])")

@@ -101,8 +101,10 @@ class ChatTab:
         mode = mode_of(mode)
         settings = answerer.settings_for(self.settings, choice)
         if mode == ASK:
+            # k sizes a list of an area's papers ("Which papers study X?") as it sizes a summary
             ans = yield from stream_task(ask, dict(question=message, library=self.library, settings=settings,
-                                                   filters=filters, history=list(history)), tokens=True)
+                                                   filters=filters, history=list(history),
+                                                   k=summarysize.papers_k(k)), tokens=True)
             return render.render_answer(ans, turn, filters)
         if mode == SUMMARISE:
             res = yield from stream_task(summarise, dict(topic=message, library=self.library, settings=settings,
@@ -178,7 +180,9 @@ class ChatTab:
         state["ris"] = files.ris
         state["tex"] = files.latex  # a summary's LaTeX (its button shows only then)  # (in the state, not an output: /respond's outputs stay as they were)
         state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
-        state["all"] = summarysize.every_paper(message, rendered.data) if mode == SUMMARISE else None
+        # "Show all" after a summary, or after Ask's list of an area's papers (summarised then, as the area)
+        area = message if mode == SUMMARISE else rendered.data.get("area") if mode == ASK else ""
+        state["all"] = summarysize.every_paper(area, rendered.data) if area else None
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, files.markdown, files.bibtex
 
     def query(self, message: str, mode: str = ASK, venue: str = "", year_from: str = "", year_to: str = "",

@@ -201,7 +201,14 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
         return _abstained(ans.answer, ans.nearest, f"# {ans.question}", note, ans.flags, ans.as_json(),
                           getattr(ans, "coverage", "") == "outside_filter", filters, "answer", ans.question)
     known = {c.n for c in ans.citations}
-    chat = link_marks(ans.answer, turn, known) + note_md + _flags_md(ans.flags)
+    text, more = ans.answer, getattr(ans, "more", 0)
+    more_md = ""
+    if more:  # a list of an area's papers leaving some out: "Show all" (not the CLI's --k) shows them
+        from ui.summarysize import more_line
+
+        text = text.replace(f"\n\n({ans.more_text}.)", "")
+        more_md = f"\n\n<small>{more_line(len(ans.citations), more, papers_control=False)}</small>"
+    chat = link_marks(text, turn, known) + more_md + note_md + _flags_md(ans.flags)
     cards = []
     for c in ans.citations:
         badge, cls, extra = citation_badge(c)

@@ -31,19 +31,21 @@ def papers_k(value) -> int:
 
 
 def every_paper(topic: str, data: dict) -> dict | None:
-    """What "Show all" asks for after this summary (its JSON): its topic and every paper the area holds
-    (those cited and `more`); None when it cited them all."""
+    """What "Show all" asks for after this summary or list of an area's papers (its JSON): its topic and every
+    paper the area holds (those cited and `more`); None when it cited them all."""
     more = int(data.get("more") or 0)
     return {"topic": topic, "n": min(MAX_K, len(data.get("citations", [])) + more)} if more else None
 
 
-def more_line(shown: int, more: int) -> str:
-    """What the chat says under a summary that leaves `more` papers out: how to see them, and past MAX_K (the
-    most a summary covers) how many "Show all" will summarise rather than "all"."""
+def more_line(shown: int, more: int, papers_control: bool = True) -> str:
+    """What the chat says under a summary (or Ask's list of an area's papers, where the Papers control is not
+    shown) that leaves `more` papers out: how to see them, and past MAX_K (the most a summary covers) how many
+    "Show all" will summarise rather than "all"."""
     n = shown + more
     papers = f"{more} more paper{'' if more == 1 else 's'} on this area"
     if n <= MAX_K:
-        return f"{papers}: “Show all {n} papers” summarises them all (or set Papers to {n})."
+        return f"{papers}: “Show all {n} papers” summarises them all" + (f" (or set Papers to {n})." if papers_control
+                                                                          else ".")
     return f"{papers}: “Show all {MAX_K} papers” summarises the {MAX_K} nearest, the most a summary covers."
 
 

@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="a cited answer to a question")
     p.add_argument("question")
     add_filters(p)
+    p.add_argument("--k", type=positive, default=15, help="a question asking for papers ('Which papers study X?') "
+                                                            "lists at most this many (default 15), as summarise --k")
     p.add_argument("--json", action="store_true")
     add_exports(p)
 

@@ -62,7 +62,7 @@ def cmd_ask(args) -> int:
     lib = library_of(args)
     # A model's draft is shown as it comes, on a terminal only; the checked answer follows it.
     stream = _print_token if not args.json and settings.llm != "extractive" and sys.stdout.isatty() else None
-    ans = ask(args.question, lib, settings=settings, filters=checked_filters(args, lib), on_token=stream)
+    ans = ask(args.question, lib, settings=settings, filters=checked_filters(args, lib), on_token=stream, k=args.k)
     write_references(args, ans.citations)
     if args.json:
         print_json(ans.as_json())

@@ -17,6 +17,7 @@ from rag.reading.citation_grades import grade_citations as grade_all
 from rag.tasks.extractive import Quote, candidates, pick, render, sentences_of
 from rag.tasks.numbered_sources import format_sources  # noqa: F401 (callers and tests import it from here too)
 from rag.tasks.paper_lists import list_answer
+from rag.tasks.themes import MAX_PAPERS
 from rag.library.library import Library
 from rag.prompts import load_prompt
 from rag.reading.questions import compared, defined, kind, papers_on, refers_back
@@ -108,8 +109,10 @@ class _Answerable:
 
 
 def ask(question: str, library: Library, settings: Settings | None = None, filters: Filters | None = None,
-        history: Sequence[Turn] = (), on_token: Callable[[str], None] | None = None, model=None) -> Answer:
-    """Answer a question from the library; `model` overrides the configured chat model (tests pass fakes)."""
+        history: Sequence[Turn] = (), on_token: Callable[[str], None] | None = None, model=None,
+        k: int = MAX_PAPERS) -> Answer:
+    """Answer a question from the library; `model` overrides the configured chat model (tests pass fakes); `k`:
+    the most papers a question asking for papers lists (as `summarise --k`)."""
     settings = settings or get_settings()
     use_llm = model is not None or settings.llm == "openai"
     if use_llm and model is None:
@@ -139,7 +142,7 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     listed, sides = None, compared(question)
     if not lead and (area := papers_on(question) or sides):
         listed = list_answer(area, library, settings, filters, model,
-                             {**base, "question_kind": "compare" if sides else "papers"})
+                             {**base, "question_kind": "compare" if sides else "papers"}, k)
         # a comparison one paper holds ("How does RMNP differ from Muon?": RMNP's own against Muon) is answered
         # from that paper, as any question; its list stands only when nothing answers
         if listed and (len(listed.citations) > 1 or not sides):

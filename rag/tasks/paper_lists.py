@@ -18,6 +18,7 @@ from rag.library.retrieval import Filters
 from rag.records import Answer
 from rag.settings import Settings
 from rag.tasks.summarise import summarise
+from rag.tasks.themes import MAX_PAPERS
 
 # The overview's opening line, "The library holds 5 papers on “X” in 2 themes: a (3 papers [1][2][3]) and
 # b (2 papers [4][5])." (summary_writers.overview_lead): how the list divides.
@@ -25,10 +26,11 @@ _LEAD = re.compile(r"^The library holds .*?[\])]\.(?=\s|$)", re.DOTALL)
 
 
 def list_answer(area: str, library: Library, settings: Settings, filters: Filters | None, model,
-                base: dict) -> Answer | None:
-    """The answer listing the area's papers, or None when the library has none on it (the question is then
-    answered as any other)."""
-    res = summarise(area, library, settings=settings, filters=filters, model=model, overview_quotes=False)
+                base: dict, k: int = MAX_PAPERS) -> Answer | None:
+    """The answer listing the area's papers, at most k, or None when the library has none on it (the question
+    is then answered as any other). `area`, `more` and `more_text` say what it lists and how many more the
+    area holds (the UI's "Show all" summarises them)."""
+    res = summarise(area, library, settings=settings, filters=filters, model=model, k=k, overview_quotes=False)
     if res.abstained or not res.citations:
         return None
     lead = m.group(0).replace(" in 1 theme", "") if (m := _LEAD.match(res.summary)) else ""
@@ -37,4 +39,5 @@ def list_answer(area: str, library: Library, settings: Settings, filters: Filter
     if res.more:
         parts.append(f"({res.more_text}.)")
     text = "\n\n".join(p for p in parts if p)
-    return Answer(**base, answer=text, coverage="answered", citations=res.citations, flags=res.flags)
+    return Answer(**base, answer=text, coverage="answered", citations=res.citations, flags=res.flags, area=area,
+                  more=res.more, more_text=res.more_text)
