@@ -257,3 +257,22 @@ def test_a_list_of_an_areas_papers_holds_k_and_the_chat_offers_show_all_for_the_
     *_, (_, _, _, state, _, _) = tab.respond("How does RMNP replace Newton-Schulz iteration?", [], "Ask", "", "any",
                                              "any", state=state, k=1)
     assert state["all"] is None and not summarysize.show_all_button(state).visible
+
+
+def test_a_follow_up_about_a_lists_papers_quotes_each_of_them(seeds_library):
+    # After "Which papers study scaling laws?" (two papers), "What did these papers find?" quoted the data-mixing
+    # paper alone: across papers the pick quotes another only when its sentence answers beyond doubt
+    q1 = "Which papers study scaling laws?"
+    a1 = ask(q1, seeds_library, settings=seeds_library.settings)
+    assert len(a1.citations) == 2, a1.answer
+    a2 = ask("What did these papers find?", seeds_library, settings=seeds_library.settings,
+             history=[(q1, a1.answer, ids(a1))])
+    assert set(ids(a2)) == set(ids(a1)), a2.answer
+    assert "two key factors that govern the domain losses" in a2.answer, a2.answer  # the data-mixing finding
+    assert "spectral properties of the trained network weights" in a2.answer, a2.answer  # the phase diagram's
+    assert all(c.evidence in c.paper.abstract for c in a2.citations)
+    # one paper's follow-up is answered as before: "What do they find?" after RMNP's answer quotes RMNP only
+    q1 = "How does RMNP replace Newton-Schulz iteration?"
+    a1 = ask(q1, seeds_library, settings=seeds_library.settings)
+    a2 = ask("What do they find?", seeds_library, settings=seeds_library.settings, history=[(q1, a1.answer, ids(a1))])
+    assert ids(a2) == ids(a1) and len(ids(a2)) == 1, a2.answer

@@ -72,6 +72,18 @@ def refers_back(question: str) -> bool:
     return bool(_REFERS_BACK.search(question.strip()))
 
 
+# A follow-up asking about each of several papers, not one: "What did these papers find?", "What do they
+# propose?", "How do their methods differ?", "What data do both use?".
+_TO_EACH = re.compile(r"\b(they|their|theirs|them|these|those|each|both|the papers|these papers|those papers|"
+                      r"the authors)\b", re.I)
+
+
+def to_each(question: str) -> bool:
+    """A follow-up whose words point at several papers ("these papers", "they", "each"): after an answer
+    citing several, each is quoted (rag.tasks.ask)."""
+    return bool(_TO_EACH.search(question.strip()))
+
+
 # A question asking for the papers on an area, not for what one paper says: "Which papers study Mamba?",
 # "What work exists on scaling laws?", "Are there papers on optimal transport?", "List the papers about X",
 # "What are the main approaches to X?".

@@ -20,7 +20,7 @@ from rag.tasks.paper_lists import list_answer
 from rag.tasks.themes import MAX_PAPERS
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import compared, defined, kind, papers_on, refers_back
+from rag.reading.questions import compared, defined, kind, papers_on, refers_back, to_each
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
 from rag.reading.roles import roles_of
@@ -134,6 +134,9 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
             # it, so that its own kind, a finding, is what is asked for); the scorer found nothing by it alone
             found = _Answerable(f"{question} {_turn(history[-1])[0]}", prev, library, settings)
         if found:
+            if len(prev) > 1 and to_each(question):
+                # "What did these papers find?" after a list: each paper's own answer, not the best one's
+                found.quotes = each_paper(found, settings)
             return _answer(question, found, library, settings, model, on_token, base, "answered", "")
         lead = PREVIOUS_DO_NOT_TEXT
 
@@ -170,6 +173,17 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         return Answer(**base, answer=text, abstained=True, coverage="not_answered", nearest=hits)
     return _answer(asked, found, library, settings, model, on_token, base,
                    "answered_elsewhere" if lead else "answered", lead)
+
+
+def each_paper(found: _Answerable, settings: Settings) -> list[Quote]:
+    """Each paper's most probable sentence above the floor, as its own answer is picked (standing alone), in
+    the order the papers were cited; a paper with none is left out. The pick across papers quotes another
+    paper only when its sentence answers beyond doubt, so a follow-up about a list quoted one of its papers."""
+    a = settings.ask
+    out: list[Quote] = []
+    for i in range(len(found.hits)):
+        out += pick([q for q in found.cands if q.hit == i], 1, a.floor, a.answers_at)
+    return out
 
 
 def _streamed(answer: Answer, on_token) -> Answer:
