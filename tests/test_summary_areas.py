@@ -243,3 +243,15 @@ def test_a_request_framed_around_its_area_is_summarised_as_the_area(seeds_librar
     assert cited(res) == cited(summarise("optimal transport", seeds_library, settings=seeds_library.settings)), \
         res.render_text()
     assert "on “optimal transport”" in res.summary and res.topic == request_, res.summary
+
+
+@pytest.mark.parametrize("topic, bare", [("fine-tuning in machine learning", "fine-tuning"),
+                                         ("attention for deep learning", "attention")])
+def test_a_setting_naming_the_whole_field_restricts_nothing(seeds_library, topic, bare):
+    # "… in machine learning" was read as a setting a paper must write: "fine-tuning in machine learning" left
+    # out the self-improvement paper that fine-tunes an LLM (its abstract never writes "machine learning"), and
+    # "attention for deep learning" the paper on the standard algorithm for computing attention
+    want = {"fine-tuning": ("001:11",), "attention": ("004:11", "004:6")}[bare]
+    res = summarise(topic, seeds_library, settings=seeds_library.settings)
+    assert ids(seeds_library, *want) <= cited(res), res.render_text()
+    assert ids(seeds_library, *want) <= cited(summarise(bare, seeds_library, settings=seeds_library.settings))

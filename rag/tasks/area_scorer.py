@@ -65,6 +65,20 @@ def _holds(words: list[str], phrases: list[tuple[str, ...]]) -> bool:
     return any(holds(words, p) for p in phrases)
 
 
+# A setting that names the whole field ("in machine learning", "with deep learning") restricts nothing: every
+# paper of the library is in it, whether or not it writes the words.
+FIELDS = ("machine learning", "deep learning")
+
+
+def without_field(topic: str) -> str | None:
+    """The name less a last modifier that names the whole field ("reinforcement learning from human feedback in
+    machine learning" -> "reinforcement learning from human feedback"); None when it has none."""
+    cuts = list(_MODIFIER.finditer(topic))
+    if not cuts or phrase_of(topic[cuts[-1].end():]) not in {phrase_of(f) for f in FIELDS}:
+        return None
+    return topic[: cuts[-1].start()].strip() or None
+
+
 def in_setting(stems: set[str], text: str, settings: list[tuple[str, ...]], acronyms: set[str]) -> bool:
     """Whether a paper (its content stems, its text) is in a name's setting: more than half of one setting's
     words ("large models" is in "large language models"), or its acronym ("LLMs")."""
@@ -84,9 +98,13 @@ def features(topic: str, readings: list[Reading], emb, vecs: np.ndarray | None =
     when already computed."""
     if not readings:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
-    whole, heads, tails, words = topic_forms(topic)
-    _, acronyms = naming(topic)
-    head_name, setting = split_name(topic)
+    # A setting naming the whole field restricts nothing: the name's words are read as if it were not typed
+    # ("convergence of stochastic gradient descent in machine learning" as "convergence of stochastic gradient
+    # descent", itself a head in its setting); the cosines still read the name as typed.
+    named_as = without_field(topic) or topic
+    whole, heads, tails, words = topic_forms(named_as)
+    _, acronyms = naming(named_as)
+    head_name, setting = split_name(named_as)
     # A name with a setting is named where its head is, in a paper in that setting (most of the setting's
     # words, or its acronym): "in-context learning" / "ICL" in an abstract on large language models names
     # "in-context learning of large language models", though no abstract writes the whole name. Not in
