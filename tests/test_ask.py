@@ -272,3 +272,14 @@ def test_a_question_asking_what_a_thing_is_is_read_as_that_thing():
     for q in ("What is the convergence rate of Adam?", "What is known about LoRA?", "What do GANs learn?",
               "What is this method?"):
         assert defined(q) is None, q
+
+
+def test_a_follow_up_pointing_at_several_papers_is_told_from_one_about_one():
+    # after a list, "What did these papers find?" quotes each paper; "What does it prove?" reads as one paper's
+    from rag.reading.questions import to_each
+
+    for q in ("What did these papers find?", "What do they propose?", "How do their methods differ?",
+              "What data do both use?", "What does each report?"):
+        assert to_each(q), q
+    for q in ("What does it prove?", "What does this paper find?", "And the bound?"):
+        assert not to_each(q), q

@@ -74,8 +74,7 @@ def refers_back(question: str) -> bool:
 
 # A follow-up asking about each of several papers, not one: "What did these papers find?", "What do they
 # propose?", "How do their methods differ?", "What data do both use?".
-_TO_EACH = re.compile(r"\b(they|their|theirs|them|these|those|each|both|the papers|these papers|those papers|"
-                      r"the authors)\b", re.I)
+_TO_EACH = re.compile(r"\b(they|their|theirs|them|these|those|each|both|the papers|the authors)\b", re.I)
 
 
 def to_each(question: str) -> bool:
