@@ -92,8 +92,9 @@ def test_a_summary_says_how_many_more_papers_its_area_holds_and_how_to_see_them(
     n = len(full.citations)
     assert f'--k {n}' in one.more_text and one.more_text in one.render_text()
     assert one.as_json()["more"] == one.more
-    # the overview counts what it shows
-    assert one.summary.startswith("The library holds 1 paper on “optimal transport”")
+    # the overview counts what it shows, and does not say the library holds only that ("holds 1 paper" above
+    # "1 more paper on this area" was untrue)
+    assert one.summary.startswith(f"The library holds {n} papers on “optimal transport”; here is the nearest [1].")
 
 
 def test_a_one_paper_summary_is_never_graded_weak_against_its_own_topic(seeds_library):

@@ -66,9 +66,9 @@ def summarise(topic: str, library: Library, settings: Settings | None = None, fi
     themes = group_into_themes(topic, readings, hits, emb, max_papers=k)
     near = [r.hit for r in related]
     if use_llm:
-        res = write_llm(topic, themes, settings, model, emb, on_token)
+        res = write_llm(topic, themes, settings, model, emb, on_token, more)
     else:
-        res = write_extractive(topic, themes, emb, on_token, overview_quotes)
+        res = write_extractive(topic, themes, emb, on_token, overview_quotes, more)
     res.related = near
     res.more, res.k = more, k
     grade_summary(topic, res, readings, emb, settings)

@@ -210,14 +210,20 @@ def _marks(ns: list[int]) -> str:
     return "".join(f"[{n}]" for n in ns)
 
 
-def overview_lead(topic: str, drafts: list[ThemeDraft], themes: list[Theme]) -> str:
+def overview_lead(topic: str, drafts: list[ThemeDraft], themes: list[Theme], more: int = 0) -> str:
     """How the area divides, each theme named with its papers counted and cited: 'The library holds 5 papers
     on “X” in 2 themes: a (3 papers [1][2][3]) and b (2 papers [4][5]).'; one theme is the topic itself:
-    'The library holds 2 papers on “X” in 1 theme [1][2].' It counts only the papers summarised."""
+    'The library holds 2 papers on “X” in 1 theme [1][2].' It counts the papers summarised; when the area
+    holds `more` past them it says so first ('The library holds 17 papers on “X”; here are the 5 nearest, in 2
+    themes: …'): "holds 15" above "2 more papers on this area" was untrue."""
     n = sum(len(d.readings) for d in drafts)
     if n == 0:
         return ""
     head = f"The library holds {_count(n, 'paper')} on “{topic}” in {_count(len(drafts), 'theme')}"
+    if more:
+        shown = "the nearest" if n == 1 else f"the {n} nearest"
+        themed = "" if len(drafts) == 1 else f", in {_count(len(drafts), 'theme')}"
+        head = f"The library holds {_count(n + more, 'paper')} on “{topic}”; here {'is' if n == 1 else 'are'} {shown}{themed}"
     if len(drafts) == 1:
         return f"{head} {_marks([c.n for c in themes[0].citations])}.".replace(" .", ".")
     parts = [f"{_in_sentence(d)} ({_count(len(d.readings), 'paper')} {_marks([c.n for c in t.citations])})".replace(
@@ -230,7 +236,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, on_token,
-                     overview_quotes: bool = True) -> Summary:
+                     overview_quotes: bool = True, more: int = 0) -> Summary:
     """An overview (how the area divides, then each theme's clearest contribution) and a paragraph per
     theme from its papers' own sentences, every sentence standing alone and cited. Without overview_quotes
     the overview only divides the area, and each paragraph quotes every paper as the overview quotes a lead,
@@ -265,7 +271,7 @@ def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, 
         theme_parts.append((t, _Part(check(" ".join(pieces), all_papers, emb, require_citations=False))))
     overview = _Part(check(" ".join(quoted), all_papers, emb, require_citations=False))
     summary, out_themes, refs = _assemble(overview, theme_parts)
-    summary = f"{overview_lead(topic, themes, out_themes)} {summary}".strip()
+    summary = f"{overview_lead(topic, themes, out_themes, more)} {summary}".strip()
     if on_token:
         on_token(summary)
     return Summary(topic=topic, summary=summary, themes=out_themes, citations=refs, mode="extractive",
@@ -276,7 +282,7 @@ def write_extractive(topic: str, themes: list[ThemeDraft], emb: CachedEmbedder, 
 
 
 def write_llm(topic: str, themes: list[ThemeDraft], settings: Settings, model, emb: CachedEmbedder,
-              on_token) -> Summary:
+              on_token, more: int = 0) -> Summary:
     """Map: one paragraph per theme from its numbered sources; reduce: an overview from the paragraphs."""
     from langchain_core.output_parsers import StrOutputParser
     from langchain_core.prompts import ChatPromptTemplate
@@ -312,7 +318,7 @@ def write_llm(topic: str, themes: list[ThemeDraft], settings: Settings, model, e
     overview_draft = reduce_chain.invoke({"topic": topic, "themes": paragraphs}) if sources else ""
     overview = _Part(cited_only(check(strip_title(overview_draft), sources, emb, require_citations=True)))
     summary, out_themes, refs = _assemble(overview, theme_parts)
-    summary = f"{overview_lead(topic, themes, out_themes)} {summary}".strip()  # the same orientation as extractive
+    summary = f"{overview_lead(topic, themes, out_themes, more)} {summary}".strip()  # as extractive
     if on_token:
         on_token(summary)
     return Summary(topic=topic, summary=summary, themes=out_themes, citations=refs, mode="llm",
