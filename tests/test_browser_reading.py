@@ -144,11 +144,17 @@ def test_layout_holds_still_while_an_answer_streams(browser, app_url, tmp_path, 
     page.wait_for_timeout(400)
     widths = {tuple(w) for w in page.evaluate("window.__pcW")}
     assert len(widths) == 1, f"the layout changed width while the answer streamed: {sorted(widths)}"
-    # a long answer is shown from its top
-    top = page.evaluate("""() => { const log = document.querySelector('#pc-chat [role="log"]');
+    # a long answer is shown from its top (app.js places it 150 to 1500 ms after it is complete: on a loaded
+    # machine, at 420 px, the first look came before the last placing)
+    where = """() => { const log = document.querySelector('#pc-chat [role="log"]');
         const rows = log.querySelectorAll('.message-row.bot-row'); const last = rows[rows.length - 1];
         return [last.getBoundingClientRect().top - log.getBoundingClientRect().top, last.offsetHeight,
-                log.clientHeight]; }""")
+                log.clientHeight]; }"""
+    try:
+        page.wait_for_function(f"() => {{ const t = ({where})(); return -12 <= t[0] && t[0] < t[2]; }}", timeout=5000)
+    except Exception:  # noqa: BLE001 - the assertion below says where it stands
+        pass
+    top = page.evaluate(where)
     assert -12 <= top[0] < top[2], top  # its first line in view (a row has some padding above the text)
     page.screenshot(path=str(tmp_path / f"layout-{size[0]}.png"), full_page=True)
     # the Library's search: each paper's score shown, a seed file's name on one line
