@@ -181,7 +181,7 @@ class ChatTab:
         state["tex"] = files.latex  # a summary's LaTeX (its button shows only then)  # (in the state, not an output: /respond's outputs stay as they were)
         state["csv"] = tables.write_csv(self.session_dir(request), turn, rendered)  # a comparison table's
         # "Show all" after a summary, or after Ask's list of an area's papers (summarised then, as the area)
-        area = message if mode == SUMMARISE else rendered.data.get("area") if mode == ASK else ""
+        area = message if mode == SUMMARISE else rendered.data.get("area", "")  # (only an answer's JSON has one)
         state["all"] = summarysize.every_paper(area, rendered.data) if area else None
         yield skip, chat, render.stack_panels(rendered.panel, earlier), state, files.markdown, files.bibtex
 

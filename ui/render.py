@@ -204,9 +204,10 @@ def render_answer(ans, turn: int, filters=None) -> Rendered:
     text, more = ans.answer, getattr(ans, "more", 0)
     more_md = ""
     if more:  # a list of an area's papers leaving some out: "Show all" (not the CLI's --k) shows them
+        from rag.tasks.paper_lists import more_paragraph
         from ui.summarysize import more_line
 
-        text = text.replace(f"\n\n({ans.more_text}.)", "")
+        text = text.replace(f"\n\n{more_paragraph(ans.more_text)}", "")
         more_md = f"\n\n<small>{more_line(len(ans.citations), more, papers_control=False)}</small>"
     chat = link_marks(text, turn, known) + more_md + note_md + _flags_md(ans.flags)
     cards = []

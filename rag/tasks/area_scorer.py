@@ -68,13 +68,14 @@ def _holds(words: list[str], phrases: list[tuple[str, ...]]) -> bool:
 # A setting that names the whole field ("in machine learning", "with deep learning") restricts nothing: every
 # paper of the library is in it, whether or not it writes the words.
 FIELDS = ("machine learning", "deep learning")
+_FIELD_PHRASES = {phrase_of(f) for f in FIELDS}
 
 
 def without_field(topic: str) -> str | None:
     """The name less a last modifier that names the whole field ("reinforcement learning from human feedback in
     machine learning" -> "reinforcement learning from human feedback"); None when it has none."""
     cuts = list(_MODIFIER.finditer(topic))
-    if not cuts or phrase_of(topic[cuts[-1].end():]) not in {phrase_of(f) for f in FIELDS}:
+    if not cuts or phrase_of(topic[cuts[-1].end():]) not in _FIELD_PHRASES:
         return None
     return topic[: cuts[-1].start()].strip() or None
 

@@ -25,6 +25,12 @@ from rag.tasks.themes import MAX_PAPERS
 _LEAD = re.compile(r"^The library holds .*?[\])]\.(?=\s|$)", re.DOTALL)
 
 
+def more_paragraph(more_text: str) -> str:
+    """The list's last paragraph when the area holds more papers than it lists (the UI puts its Show all line
+    in its place: ui.render.render_answer)."""
+    return f"({more_text}.)"
+
+
 def list_answer(area: str, library: Library, settings: Settings, filters: Filters | None, model,
                 base: dict, k: int = MAX_PAPERS) -> Answer | None:
     """The answer listing the area's papers, at most k, or None when the library has none on it (the question
@@ -37,7 +43,7 @@ def list_answer(area: str, library: Library, settings: Settings, filters: Filter
     many = len(res.themes) > 1
     parts = [lead] + [f"{t.title}: {t.text}" if many else t.text for t in res.themes if t.text]
     if res.more:
-        parts.append(f"({res.more_text}.)")
+        parts.append(more_paragraph(res.more_text))
     text = "\n\n".join(p for p in parts if p)
     return Answer(**base, answer=text, coverage="answered", citations=res.citations, flags=res.flags, area=area,
                   more=res.more, more_text=res.more_text)

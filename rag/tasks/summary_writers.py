@@ -219,11 +219,12 @@ def overview_lead(topic: str, drafts: list[ThemeDraft], themes: list[Theme], mor
     n = sum(len(d.readings) for d in drafts)
     if n == 0:
         return ""
-    head = f"The library holds {_count(n, 'paper')} on “{topic}” in {_count(len(drafts), 'theme')}"
-    if more:
-        shown = "the nearest" if n == 1 else f"the {n} nearest"
+    if not more:
+        head = f"The library holds {_count(n, 'paper')} on “{topic}” in {_count(len(drafts), 'theme')}"
+    else:
+        shown = "here is the nearest" if n == 1 else f"here are the {n} nearest"
         themed = "" if len(drafts) == 1 else f", in {_count(len(drafts), 'theme')}"
-        head = f"The library holds {_count(n + more, 'paper')} on “{topic}”; here {'is' if n == 1 else 'are'} {shown}{themed}"
+        head = f"The library holds {_count(n + more, 'paper')} on “{topic}”; {shown}{themed}"
     if len(drafts) == 1:
         return f"{head} {_marks([c.n for c in themes[0].citations])}.".replace(" .", ".")
     parts = [f"{_in_sentence(d)} ({_count(len(d.readings), 'paper')} {_marks([c.n for c in t.citations])})".replace(
