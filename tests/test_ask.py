@@ -283,3 +283,18 @@ def test_a_follow_up_pointing_at_several_papers_is_told_from_one_about_one():
         assert to_each(q), q
     for q in ("What does it prove?", "What does this paper find?", "And the bound?"):
         assert not to_each(q), q
+
+
+def test_a_follow_up_asking_nothing_but_what_the_papers_found_or_proposed_is_told_from_one_with_words_of_its_own():
+    # "What do they find?" has no word the answer scorer can read: it is answered by role, as a comparison column
+    from rag.reading.questions import column_asked
+
+    asks = {"What do they find?": "finding", "What are their main results?": "finding",
+            "What does this study find?": "finding", "What did they propose?": "proposal",
+            "What is their contribution?": "proposal", "What do they do?": "proposal", "What is it about?": "proposal",
+            "How does it work?": "approach", "How?": "approach", "What problem do they address?": "problem"}
+    for q, column in asks.items():
+        assert column_asked(q) == column, q
+    for q in ("What datasets do they use?", "What did they find about scaling?", "Why does it work?",
+              "How well does it work?", "Do they?", "What about attention?", "What are the limitations?"):
+        assert column_asked(q) is None, q

@@ -229,7 +229,46 @@ def test_a_follow_up_with_no_words_of_its_own_is_answered_from_the_paper_under_d
     a1 = ask(q1, seeds_library, settings=seeds_library.settings)
     a2 = ask("What do they find?", seeds_library, settings=seeds_library.settings, history=[(q1, a1.answer, ids(a1))])
     assert not a2.abstained and a2.coverage == "answered" and ids(a2) == ids(a1), a2.answer
-    assert "we establish convergence guarantees for RMNP" in a2.answer, a2.answer
+    # one of RMNP's two findings (its theorem, its experiments), as a comparison table's Finding cell holds it
+    assert ("we establish convergence guarantees for RMNP" in a2.answer
+            or "RMNP delivers competitive optimization performance" in a2.answer), a2.answer
+
+
+def test_a_follow_up_asking_only_for_findings_or_proposals_quotes_each_papers_own(seeds_library):
+    # After "Compare RMNP and BAS", "What do they find?" answered "The papers cited in the previous answer do not
+    # answer this": the answer scorer, reading a question with no words of its own, rated every sentence of both
+    # papers under the floor. Such a follow-up is answered as a comparison table's column (bench/follow_up_roles.py)
+    q1 = "Compare RMNP and BAS"
+    a1 = ask(q1, seeds_library, settings=seeds_library.settings)
+    history = [(q1, a1.answer, ids(a1))]
+    found = ask("What do they find?", seeds_library, settings=seeds_library.settings, history=history)
+    assert found.coverage == "answered" and ids(found) == ids(a1), found.answer
+    assert ("RMNP delivers competitive optimization performance" in found.answer
+            or "we establish convergence guarantees for RMNP" in found.answer), found.answer
+    assert "we demonstrate that BAS achieves performance on par with AdamW" in found.answer, found.answer
+    # the scorer cannot read the question, so it does not grade what the roles chose
+    assert all(c.grade is None and c.quoted and c.role == "result" for c in found.citations), found.citations
+    from ui.render import render_answer
+
+    card = render_answer(found, 1).panel  # the card says why there is no grade, not a bare "supported"
+    assert card.count("the sentence is the abstract&#x27;s result, quoted for what was asked of each paper") == 2
+    proposed = ask("What did they propose?", seeds_library, settings=seeds_library.settings, history=history)
+    assert "we introduce RMNP" in proposed.answer and "which bridges Adam and SignSGD" in proposed.answer, proposed.answer
+    # a follow-up with a word of its own is still the scorer's: neither abstract names its data sets
+    data = ask("What datasets do they use?", seeds_library, settings=seeds_library.settings, history=history)
+    assert data.abstained or data.coverage == "answered_elsewhere", data.answer
+    assert not set(ids(data)) & set(ids(a1)), data.answer
+
+
+def test_a_follow_up_asking_for_results_quotes_the_paper_under_discussion_not_another(seeds_library):
+    # After "What is LoRA?", "What are their main results?" said the LoRA paper did not answer it and quoted a
+    # language-generation paper's "Our main result is a characterization of collections …"
+    q1 = "What is LoRA?"
+    a1 = ask(q1, seeds_library, settings=seeds_library.settings)
+    a2 = ask("What are their main results?", seeds_library, settings=seeds_library.settings,
+             history=[(q1, a1.answer, ids(a1))])
+    assert a2.coverage == "answered" and ids(a2) == ids(a1), a2.answer
+    assert "We prove that LoRA gradient descent converges to a stationary point" in a2.answer, a2.answer
 
 
 def test_a_list_of_an_areas_papers_holds_k_and_the_chat_offers_show_all_for_the_rest(seeds_library, tmp_path):
@@ -268,8 +307,12 @@ def test_a_follow_up_about_a_lists_papers_quotes_each_of_them(seeds_library):
     a2 = ask("What did these papers find?", seeds_library, settings=seeds_library.settings,
              history=[(q1, a1.answer, ids(a1))])
     assert set(ids(a2)) == set(ids(a1)), a2.answer
-    assert "two key factors that govern the domain losses" in a2.answer, a2.answer  # the data-mixing finding
-    assert "spectral properties of the trained network weights" in a2.answer, a2.answer  # the phase diagram's
+    # each paper's finding: the data-mixing framework's, and the phase diagram's
+    assert any(f in a2.answer for f in ("two key factors that govern the domain losses", "extrapolates across scales",
+                                        "outperforms existing baselines", "significantly fewer parameters")), a2.answer
+    assert any(f in a2.answer for f in ("spectral properties of the trained network weights",
+                                        "theoretical validation of recent empirical observations",
+                                        "crossovers between distinct scaling regimes")), a2.answer
     assert all(c.evidence in c.paper.abstract for c in a2.citations)
     # one paper's follow-up is answered as before: "What do they find?" after RMNP's answer quotes RMNP only
     q1 = "How does RMNP replace Newton-Schulz iteration?"

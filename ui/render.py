@@ -252,8 +252,11 @@ def citation_badge(c, about: str = "question") -> tuple[str, str, str]:
     question, bears on the summary's topic or on the claim: `about`) with its probability, and '✗ not
     supported' beside it when the sentence citing it does not rest on the evidence."""
     grade = getattr(c, "grade", None)
-    if grade is None:  # a citation graded by nothing (older callers): say only what the check found
-        return ("✓ supported", "pc-ok", "") if c.supported else ("✗ not supported", "pc-bad", "")
+    if grade is None:  # not graded (a follow-up answered by role, "What do they find?"): what the check found
+        role = getattr(c, "role", "")
+        note = f"the sentence is the abstract's {role}, quoted for what was asked of each paper; not graded"
+        extra = f'<div class="pc-score">{h(note)}</div>' if role and c.supported else ""
+        return ("✓ supported", "pc-ok", extra) if c.supported else ("✗ not supported", "pc-bad", "")
     extra = f'<div class="pc-score">{h(grade_note(c, about))}</div>'
     if not c.supported:
         return f"{grade} {c.grade_score:.2f} · ✗ not supported", "pc-bad", extra

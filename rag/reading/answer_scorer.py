@@ -48,6 +48,12 @@ _STUDY_OPEN = re.compile(r"^(?:[^,]{0,60},\s+)?(?:we (?:\w+ )?(?:study|consider|
                          r"focus|address|revisit|ask|tackle|analy[sz]e)|(?:this|our) (?:paper|work|study) "
                          r"(?:studies|considers|investigates|explores|examines|focuses|addresses))\b",
                          re.IGNORECASE)
+
+def contribution_opening(sentence: str) -> bool:
+    """Whether a sentence opens as a paper's contribution ("In this paper, we propose X", "We study Y")."""
+    return bool(_CONTRIB_OPEN.match(sentence) or _STUDY_OPEN.match(sentence))
+
+
 _RESULT_WORDS = re.compile(r"\b(?:outperform\w*|improv\w*|achiev\w*|state[- ]of[- ]the[- ]art|significant\w*|"
                            r"reduc\w*|increas\w*|faster|better|superior|surpass\w*|gains?|leads? to|results? in|"
                            r"enables?|allows?|guarantees?|converges?|bounds?|optimal|matches|consistently|"

@@ -83,6 +83,56 @@ def to_each(question: str) -> bool:
     return bool(_TO_EACH.search(question.strip()))
 
 
+# A follow-up that names nothing but what it asks of the previous papers: "What do they find?", "What did they
+# propose?", "What are their main results?", "What problem do they address?". The answer scorer has no word of
+# it to read (it rated every sentence of two papers under the floor after "Compare RMNP and BAS"), but the
+# comparison table's column of that name has each paper's sentence (rag.tasks.compare_cells, by role).
+# Each column's words; a question holding any other content word ("What datasets do they use?") is left to
+# the scorer.
+_COLUMN_WORDS = {
+    "finding": r"find|finds|found|findings?|show|shows|showed|shown|results?|conclude[sd]?|conclusions?|prove[sd]?|"
+               r"demonstrate[sd]?|discover(?:ed|ies|y)?|learn(?:ed|t)?|observe[sd]?|outcomes?|takeaways?|report(?:s|ed)?|"
+               r"claims?|claimed|achieve[sd]?|conclusion",
+    "approach": r"methods?|approach(?:es)?|techniques?|algorithms?|work|works",
+    "proposal": r"propose[sd]?|proposals?|introduce[sd]?|present(?:s|ed)?|develop(?:s|ed)?|contributions?|ideas?|"
+                r"build|built|design(?:s|ed)?|doing|done|offer(?:s|ed)?",
+    "problem": r"problems?|address(?:es|ed)?|tackle[sd]?|solve[sd]?|goals?|aims?|motivation|motivated?|stud(?:y|ies|ied)|"
+               r"investigate[sd]?|questions?|challenges?|try|trying|tried|purpose",
+}
+_COLUMN_RES = {c: re.compile(rf"^(?:{w})$", re.I) for c, w in _COLUMN_WORDS.items()}
+# Words that ask nothing of their own in such a follow-up: pronouns, the papers, question and helper words.
+_NOTHING_ASKED = re.compile(
+    r"^(?:what|which|how|and|but|so|then|also|now|ok|okay|they|their|theirs|them|it|its|this|that|these|those|each|"
+    r"both|the|a|an|of|in|on|by|to|for|about|from|with|paper|papers|authors?|article|is|are|was|were|"
+    r"do|does|did|can|could|has|have|had|will|would|should|main|key|overall|exactly|actually|really|basically|"
+    r"central|principal|core|primary|new|novel|briefly|mainly|most|important|there|here|please|tell|me|us|you|"
+    r"summarise|summarize|again|one|ones|respective|respectively|specifically|in short)$", re.I)
+
+
+def column_asked(question: str) -> str | None:
+    """What a follow-up asks of each previous paper when it asks nothing else: a comparison column ("finding",
+    "approach", "problem") or the paper's "proposal" ("What do they find?" -> "finding", "How does it work?" ->
+    "approach", "What did they propose?" -> "proposal"), else None."""
+    words = re.findall(r"[A-Za-z]+", question)
+    asked = [w for w in words if not _NOTHING_ASKED.match(w)]
+    columns = {c for w in asked for c, r in _COLUMN_RES.items() if r.match(w)}
+    if any(not any(r.match(w) for r in _COLUMN_RES.values()) for w in asked):
+        return None  # a word of its own: the scorer reads it
+    for c in ("finding", "approach", "proposal", "problem"):  # "What does this study find?": the narrower asks
+        if c in columns:
+            return c
+    if asked or not words:
+        return None
+    # only helper words: its kind or its last word says what it asks ("How?" the method, "What do they do?",
+    # "What is it about?" the contribution)
+    last = words[-1].lower()
+    if last in ("do", "doing") and len(words) > 2:
+        return "proposal"
+    if last == "about":
+        return "proposal"
+    return "approach" if kind(question) == "how" else None
+
+
 # A question asking for the papers on an area, not for what one paper says: "Which papers study Mamba?",
 # "What work exists on scaling laws?", "Are there papers on optimal transport?", "List the papers about X",
 # "What are the main approaches to X?".

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from rag.reading.citations import check, strip_marks
 from rag.reading.citation_grades import grade_citations as grade_all
 from rag.tasks.extractive import Quote, candidates, pick, render, sentences_of
 from rag.tasks.numbered_sources import format_sources  # noqa: F401 (callers and tests import it from here too)
 from rag.tasks.paper_lists import list_answer
-from rag.tasks.themes import MAX_PAPERS
+from rag.tasks.compare_cells import column_cell, column_probabilities
+from rag.tasks.themes import MAX_PAPERS, paper_text
+from rag.tasks.topicality import read
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import compared, defined, kind, papers_on, refers_back, to_each
+from rag.reading.questions import column_asked, compared, defined, kind, papers_on, refers_back, to_each
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
 from rag.reading.roles import roles_of
@@ -93,6 +96,9 @@ class _Answerable:
         self.roles = roles_of([h.paper for h in hits], emb)
         self.cands: list[Quote] = candidates(question, hits, emb, self.roles)
         self.quotes = pick(self.cands, a.max_sentences, a.floor, a.answers_at)
+        # quotes chosen by their role, for a question with no words of its own ("What do they find?"): the answer
+        # scorer, which grades a citation, cannot read such a question (it rates every finding near 0)
+        self.by_role = False
 
     def __bool__(self) -> bool:
         return bool(self.quotes)
@@ -129,6 +135,11 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         got = library.get_papers(prev_ids)
         prev = [Hit(paper=got[i], score=1.0, text="", dense=1.0) for i in prev_ids if i in got]
         found = _Answerable(question, prev, library, settings)
+        if column := column_asked(question):
+            # "What do they find?" asks each previous paper for its finding, as a comparison table's column
+            if cells := column_quotes(found, column, library.text_embedder):
+                found.quotes, found.by_role = cells, True
+                return _answer(question, found, library, settings, model, on_token, base, "answered", "")
         if not found and _turn(history[-1])[0]:
             # "What do they find?" holds no word of what "they" did: read with the question it follows (after
             # it, so that its own kind, a finding, is what is asked for); the scorer found nothing by it alone
@@ -186,6 +197,20 @@ def each_paper(found: _Answerable, settings: Settings) -> list[Quote]:
     return out
 
 
+def column_quotes(found: _Answerable, column: str, emb) -> list[Quote]:
+    """Each paper's sentence in a comparison table's `column` (rag.tasks.compare_cells.column_cell: its finding,
+    approach, problem or proposal, by role; the paper read for itself, as `compare --papers` reads it), in the
+    order the papers were cited; a paper whose abstract states none is left out."""
+    readings = [read(paper_text(h.paper), [h], emb)[0] for h in found.hits]
+    out = []
+    for i, (r, probs) in enumerate(zip(readings, column_probabilities(readings, "", emb))):
+        cell = column_cell(r, column, probs)
+        cand = next((q for q in found.cands if q.hit == i and q.sentence == cell.sentence), None)
+        if cell.stated and cand is not None:
+            out.append(replace(cand, text=cell.text))
+    return out
+
+
 def _streamed(answer: Answer, on_token) -> Answer:
     if on_token:
         on_token(answer.answer)
@@ -231,6 +256,9 @@ def _answer(question: str, found: _Answerable, library: Library, settings: Setti
     if model is not None and not checked.citations:
         checked.flags.append("the model cited none of the sources; its answer is shown unverified")
     grade_citations(found.question, checked.citations, checked.sentences, found, emb, settings)
+    if found.by_role:  # ungraded, as a comparison table's cells are: the role chose the sentence, not the scorer
+        for c in checked.citations:
+            c.grade, c.grade_score = None, 0.0
     text = (f"{lead} " if lead else "") + checked.text
     return Answer(**base, answer=text, coverage=coverage, citations=checked.citations, flags=checked.flags)
 

@@ -26,7 +26,7 @@ import re
 
 import numpy as np
 
-from rag.reading.answer_scorer import probabilities
+from rag.reading.answer_scorer import contribution_opening, probabilities
 from rag.reading.citations import quote
 from rag.reading.grades import relevance
 from rag.reading.standalone import leans, standing
@@ -156,6 +156,17 @@ def pick_cells(r: Reading, probs: dict[str, np.ndarray] | None = None) -> dict[s
     i = _setting_pick(r, used)
     out["setting"] = Cell(column="setting", paper_id=pid) if i is None else _quoted(r, "setting", i)
     return {c: out[c] for c in ("problem", "approach", "finding", "setting")}
+
+
+def column_cell(r: Reading, column: str, probs: dict[str, np.ndarray] | None = None) -> Cell:
+    """The paper's sentence for one column, or for "proposal" (what a follow-up "What did they propose?" asks):
+    its first sentence opening as a contribution ("In this work, we introduce X", "We study Y"), standing
+    alone first, else its Approach cell."""
+    if column != "proposal":
+        return pick_cells(r, probs)[column]
+    opening = [i for i, s in enumerate(r.sentences) if contribution_opening(s)]
+    opening = [i for i in opening if standing(r.sentences[i]) is not None] or opening
+    return _quoted(r, "approach", opening[0]) if opening else pick_cells(r, probs)["approach"]
 
 
 def _quoted(r: Reading, column: str, i: int) -> Cell:
