@@ -52,6 +52,44 @@ def test_standalone_page_at_800_px_puts_the_card_under_a_full_width_map(browser,
     page.close()
 
 
+@pytest.mark.parametrize("width", [420, 800, 1400])
+def test_the_papers_fill_the_plot_and_every_label_shown_is_whole_and_apart(browser, seeds_library, seeds_map,
+                                                                           tmp_path, width):
+    """At 420 px the axes fitted the labels' text, not the papers: the 76 papers were a knot a quarter of the plot
+    wide, its labels piled on one another, and a label centred near an edge was cut by it."""
+    from rag.maps.page import write_page
+
+    path = write_page(tmp_path / "map.html", seeds_map, seeds_library)
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(path.as_uri())
+    page.wait_for_function("window.paperMapReady", timeout=60_000)
+    page.wait_for_timeout(300)
+    got = page.evaluate("""() => {
+        const gd = document.querySelector('.pcm-plot'), fl = gd._fullLayout, d = gd.data[0];
+        const span = (v, ax) => (Math.max(...v) - Math.min(...v)) / Math.abs(ax.range[1] - ax.range[0]);
+        const frame = gd.getBoundingClientRect();
+        const labels = Array.from(gd.querySelectorAll('.annotation'), g => {
+            const b = g.getBoundingClientRect();
+            return {text: g.textContent, left: b.left, right: b.right, top: b.top, bottom: b.bottom}; });
+        return {x: span(d.x, fl.xaxis), y: span(d.y, fl.yaxis), labels,
+                frame: {left: frame.left, right: frame.right, top: frame.top, bottom: frame.bottom}}; }""")
+    # the papers span most of the plot in its narrower direction (the axes keep one scale)
+    assert max(got["x"], got["y"]) >= 0.8, got
+    labels, frame = got["labels"], got["frame"]
+    assert len(labels) >= 3, labels
+    for b in labels:  # whole: inside the plot
+        assert (b["left"] >= frame["left"] and b["right"] <= frame["right"] and b["top"] >= frame["top"]
+                and b["bottom"] <= frame["bottom"]), (b, frame)
+    for i, a in enumerate(labels):  # apart: none covers another
+        for b in labels[i + 1:]:
+            apart = (a["right"] <= b["left"] or b["right"] <= a["left"] or a["bottom"] <= b["top"]
+                     or b["bottom"] <= a["top"])
+            assert apart, (a["text"], b["text"])
+    if width >= 800:  # room for every topic's name
+        assert len(labels) == len([t for t in seeds_map.topics if t.size]), labels
+    page.close()
+
+
 def test_standalone_page_of_the_seeds(browser, seeds_library, seeds_map, tmp_path):
     from rag.maps.page import write_page
 

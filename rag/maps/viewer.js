@@ -25,6 +25,29 @@
     } catch (e) { return false; }
   }
 
+  // [min, max] of a long array (a spread into Math.min overflows the stack at 87k papers).
+  function extent(a) {
+    let lo = Infinity, hi = -Infinity;
+    for (const v of a) { if (v < lo) lo = v; if (v > hi) hi = v; }
+    return lo <= hi ? [lo, hi] : [0, 1];
+  }
+
+  function padded([lo, hi]) {
+    const d = (hi - lo) * 0.06 || 1;
+    return [lo - d, hi + d];
+  }
+
+  // A label's words on lines of at most `width` characters (a longer word stands alone).
+  function wrap(text, width) {
+    const lines = [];
+    for (const w of text.split(" ")) {
+      const last = lines.length - 1;
+      if (last >= 0 && (lines[last] + " " + w).length <= width) lines[last] += " " + w;
+      else lines.push(w);
+    }
+    return lines.join("<br>");
+  }
+
   function controls(box, data, onChange, onFind) {
     const venues = {};
     data.v.forEach((v) => { if (v) venues[v] = (venues[v] || 0) + 1; });
@@ -74,14 +97,25 @@
        marker: {size: Math.max(size * 2, 10), color: LIT, line: {width: 1.5, color: "#ffffff"}},
        name: "lit", customdata: [], showlegend: false},
     ];
-    const annotations = data.topics.filter((t) => t.papers > 0).map((t) => ({
-      x: t.x, y: t.y, text: `<b>${esc(t.name)}</b>`, showarrow: false, font: {size: 12, color: "#1f2937"},
-      bgcolor: "rgba(255,255,255,0.78)", borderpad: 2, captureevents: false}));
+    // The axes span the papers, not their labels: autorange also fits every label's text, and in a plot 330 px
+    // wide the labels' 250 px drew the papers into a knot 60 px across in its middle.
+    const xs = extent(data.x), ys = extent(data.y);
+    const named = data.topics.filter((t) => t.papers > 0);
+    // The topic labels for a plot `width` px wide, centred on their topics; in a narrow plot, on lines of a few
+    // words. declutter moves those the plot's edge would cut inside it and hides those that would cover another.
+    const labels = (width) => named.map((t) => {
+      const narrow = width < 640;
+      return {x: t.x, y: t.y, text: `<b>${narrow ? wrap(esc(t.name), 22) : esc(t.name)}</b>`, showarrow: false,
+              font: {size: narrow ? 11 : 12, color: "#1f2937"}, bgcolor: "rgba(255,255,255,0.78)", borderpad: 2,
+              captureevents: false, xshift: 0, yshift: 0, visible: true};
+    });
+    const annotations = labels(el.clientWidth || window.innerWidth);
     const layout = {
       margin: {l: 4, r: 4, t: 4, b: 4}, hovermode: "closest", dragmode: "pan", showlegend: true,
       legend: {x: 0.01, y: 0.99, xanchor: "left", yanchor: "top", bgcolor: "rgba(255,255,255,0.85)",
                bordercolor: "#e5e7eb", borderwidth: 1, font: {size: 12}, itemclick: false, itemdoubleclick: false},
-      xaxis: {visible: false, zeroline: false}, yaxis: {visible: false, zeroline: false, scaleanchor: "x"},
+      xaxis: {visible: false, zeroline: false, range: padded(xs)},
+      yaxis: {visible: false, zeroline: false, scaleanchor: "x", range: padded(ys)},
       annotations, plot_bgcolor: "#ffffff", paper_bgcolor: "#ffffff",
     };
     const config = {scrollZoom: true, displaylogo: false, responsive: true,
@@ -157,7 +191,42 @@
       return show(hits, total === 1 ? `1 title matching ${quoted}` : `${Math.min(total, FIND_MAX)} titles matching ${quoted}`);
     }
 
-    const ready = Plotly.newPlot(plot, traces, layout, config).then(() => {
+    // A label the plot's edge would cut is moved inside it (centred on a topic near the edge, "Cross-modal
+    // retrieval and intra-alignment conflict" lost its last word); of labels that would cover one another, the
+    // topic with fewer papers gives way (its papers keep their colour, and their hover names it). Run once
+    // drawn, and again when the plot is resized, zoomed or panned.
+    let tidying = false;
+    function declutter() {
+      tidying = true;
+      return Plotly.relayout(plot, {annotations: labels(plot.getBoundingClientRect().width)}).then(() => {
+        const frame = plot.getBoundingClientRect(), boxes = {}, update = {};
+        plot.querySelectorAll(".annotation[data-index]").forEach((g) => {
+          const i = +g.dataset.index, b = g.getBoundingClientRect();
+          const dx = Math.max(0, frame.left + 2 - b.left) + Math.min(0, frame.right - 2 - b.right);
+          const dy = Math.max(0, frame.top + 2 - b.top) + Math.min(0, frame.bottom - 2 - b.bottom);
+          if (dx) update[`annotations[${i}].xshift`] = dx;
+          if (dy) update[`annotations[${i}].yshift`] = -dy;  // plotly's y grows upwards
+          boxes[i] = {left: b.left + dx, right: b.right + dx, top: b.top + dy, bottom: b.bottom + dy};
+        });
+        const apart = (a, b) => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+        const kept = [];
+        let hidden = 0;
+        named.map((_, i) => i).sort((a, b) => named[b].papers - named[a].papers).forEach((i) => {
+          if (!boxes[i]) return;
+          if (kept.every((j) => apart(boxes[i], boxes[j]))) kept.push(i);
+          else { update[`annotations[${i}].visible`] = false; hidden++; }
+        });
+        el.dataset.labelsHidden = String(hidden);
+        return Object.keys(update).length ? Plotly.relayout(plot, update) : null;
+      }).finally(() => { tidying = false; });
+    }
+
+    const ready = Plotly.newPlot(plot, traces, layout, config).then(() => declutter()).then(() => {
+      let wait = null;
+      const later = () => { clearTimeout(wait); wait = setTimeout(declutter, 250); };
+      // a zoom or pan moves the labels apart or together; declutter's own relayouts say only "annotations"
+      plot.on("plotly_relayout", (ev) => { if (!tidying && ev && Object.keys(ev).some((k) => !k.startsWith("annotations"))) later(); });
+      window.addEventListener("resize", later);
       plot.on("plotly_click", (ev) => {
         const p = ev && ev.points && ev.points[0];
         if (!p) return;
