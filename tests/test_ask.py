@@ -292,9 +292,22 @@ def test_a_follow_up_asking_nothing_but_what_the_papers_found_or_proposed_is_tol
     asks = {"What do they find?": "finding", "What are their main results?": "finding",
             "What does this study find?": "finding", "What did they propose?": "proposal",
             "What is their contribution?": "proposal", "What do they do?": "proposal", "What is it about?": "proposal",
-            "How does it work?": "approach", "How?": "approach", "What problem do they address?": "problem"}
+            "How does it work?": "approach", "How?": "approach", "What problem do they address?": "problem",
+            "Tell me more about this paper": "overview", "And this paper?": "overview"}
     for q, column in asks.items():
         assert column_asked(q) == column, q
     for q in ("What datasets do they use?", "What did they find about scaling?", "Why does it work?",
               "How well does it work?", "Do they?", "What about attention?", "What are the limitations?"):
         assert column_asked(q) is None, q
+
+
+def test_a_follow_up_naming_a_source_by_its_number_or_place_is_read_as_this_paper():
+    from rag.reading.questions import cited_source
+
+    assert cited_source("What does [2] find?") == (2, "What does this paper find?")
+    assert cited_source("Tell me more about the second paper") == (2, "Tell me more about this paper")
+    assert cited_source("What does the first one propose?") == (1, "What does this paper propose?")
+    assert cited_source("What does paper 3 prove?") == (3, "What does this paper prove?")
+    assert cited_source("What about the last one?") == (-1, "What about this paper?")
+    for q in ("Compare [1] and [2]", "What does [0] say?", "What is the second moment estimate?", "How do they find it?"):
+        assert cited_source(q) is None, q

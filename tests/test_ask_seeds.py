@@ -260,6 +260,32 @@ def test_a_follow_up_asking_only_for_findings_or_proposals_quotes_each_papers_ow
     assert not set(ids(data)) & set(ids(a1)), data.answer
 
 
+def test_a_follow_up_naming_a_source_by_its_number_or_place_is_answered_from_that_paper(seeds_library):
+    # "What does [2] find?", "Tell me more about the second paper", "What does the first one propose?" each said
+    # "The library does not answer this question": nothing in them referred back, and retrieval read "[2]"
+    q1 = "Which papers study scaling laws?"
+    a1 = ask(q1, seeds_library, settings=seeds_library.settings)
+    first, second = ids(a1)
+    history = [(q1, a1.answer, ids(a1))]
+    data_mixing, phases = ("Recent research has established empirical scaling laws", "Neural scaling laws underlie")
+    assert a1.citations[0].paper.abstract.startswith(data_mixing) and a1.citations[1].paper.abstract.startswith(phases)
+
+    def asked(q):
+        return ask(q, seeds_library, settings=seeds_library.settings, history=history)
+
+    a = asked("What does [2] find?")
+    assert ids(a) == [second] and a.coverage == "answered", a.answer
+    assert "theoretical validation of recent empirical observations" in a.answer, a.answer
+    a = asked("What does the first one propose?")
+    assert ids(a) == [first] and "we propose a unified framework to explain the underlying mechanics of data mixing" \
+        in a.answer, a.answer
+    a = asked("Tell me more about the second paper")  # what it does, then what it finds
+    assert ids(a) == [second] and "we present a systematic analysis of scaling laws" in a.answer, a.answer
+    assert "theoretical validation of recent empirical observations" in a.answer, a.answer
+    a = asked("What does [5] find?")
+    assert a.abstained and a.answer == "The previous answer cites 2 papers: it has no source 5.", a.answer
+
+
 def test_a_follow_up_asking_for_results_quotes_the_paper_under_discussion_not_another(seeds_library):
     # After "What is LoRA?", "What are their main results?" said the LoRA paper did not answer it and quoted a
     # language-generation paper's "Our main result is a characterization of collections …"

@@ -98,6 +98,8 @@ _COLUMN_WORDS = {
                 r"build|built|design(?:s|ed)?|doing|done|offer(?:s|ed)?",
     "problem": r"problems?|address(?:es|ed)?|tackle[sd]?|solve[sd]?|goals?|aims?|motivation|motivated?|stud(?:y|ies|ied)|"
                r"investigate[sd]?|questions?|challenges?|try|trying|tried|purpose",
+    # "Tell me more about it", "Describe the second paper": what it proposes, then what it finds
+    "overview": r"tell|more|describe|explain|summari[sz]e|summary|details?|overview|elaborate|expand",
 }
 _COLUMN_RES = {c: re.compile(rf"^(?:{w})$", re.I) for c, w in _COLUMN_WORDS.items()}
 # Words that ask nothing of their own in such a follow-up: pronouns, the papers, question and helper words.
@@ -105,20 +107,21 @@ _NOTHING_ASKED = re.compile(
     r"^(?:what|which|how|and|but|so|then|also|now|ok|okay|they|their|theirs|them|it|its|this|that|these|those|each|"
     r"both|the|a|an|of|in|on|by|to|for|about|from|with|paper|papers|authors?|article|is|are|was|were|"
     r"do|does|did|can|could|has|have|had|will|would|should|main|key|overall|exactly|actually|really|basically|"
-    r"central|principal|core|primary|new|novel|briefly|mainly|most|important|there|here|please|tell|me|us|you|"
-    r"summarise|summarize|again|one|ones|respective|respectively|specifically|in short)$", re.I)
+    r"central|principal|core|primary|new|novel|briefly|mainly|most|important|there|here|please|me|us|you|"
+    r"again|one|ones|respective|respectively|specifically|in short)$", re.I)
 
 
 def column_asked(question: str) -> str | None:
     """What a follow-up asks of each previous paper when it asks nothing else: a comparison column ("finding",
-    "approach", "problem") or the paper's "proposal" ("What do they find?" -> "finding", "How does it work?" ->
-    "approach", "What did they propose?" -> "proposal"), else None."""
+    "approach", "problem"), the paper's "proposal", or an "overview" of both proposal and finding ("What do they
+    find?" -> "finding", "How does it work?" -> "approach", "What did they propose?" -> "proposal", "Tell me
+    more about it" -> "overview"), else None."""
     words = re.findall(r"[A-Za-z]+", question)
     asked = [w for w in words if not _NOTHING_ASKED.match(w)]
     columns = {c for w in asked for c, r in _COLUMN_RES.items() if r.match(w)}
     if any(not any(r.match(w) for r in _COLUMN_RES.values()) for w in asked):
         return None  # a word of its own: the scorer reads it
-    for c in ("finding", "approach", "proposal", "problem"):  # "What does this study find?": the narrower asks
+    for c in ("finding", "approach", "proposal", "problem", "overview"):  # "What does this study find?": the narrower asks
         if c in columns:
             return c
     if asked or not words:
@@ -130,7 +133,34 @@ def column_asked(question: str) -> str | None:
         return "proposal"
     if last == "about":
         return "proposal"
+    if re.search(r"\bthis paper\b", question, re.I):  # "And this paper?", "What about this paper?"
+        return "overview"
     return "approach" if kind(question) == "how" else None
+
+
+# A follow-up naming one of the previous answer's sources by its number or place: "What does [2] find?", "Tell me
+# more about the second paper", "What does the first one propose?", "And source 3?".
+_PLACES = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+           "ninth": 9, "tenth": 10, "last": -1}
+_CITED = re.compile(
+    r"\[(?P<mark>\d{1,2})\]|\b(?:paper|source|reference|citation)\s+(?:#\s*|no\.?\s*|number\s+)?(?P<num>\d{1,2})\b|"
+    r"\bthe\s+(?P<place>%s)\s+(?:one|paper|source|reference|citation|work|study|article)\b" % "|".join(_PLACES),
+    re.IGNORECASE)
+
+
+def cited_source(question: str) -> tuple[int, str] | None:
+    """(the source's number in the previous answer, 1-based, or -1 for the last; the question with that reference
+    read as "this paper") when the question names one source ("What does [2] find?" -> (2, "What does this paper
+    find?")), else None (also when it names several: "Compare [1] and [2]")."""
+    found = list(_CITED.finditer(question))
+    if len(found) != 1:
+        return None
+    m = found[0]
+    number = m.group("mark") or m.group("num")
+    n = int(number) if number else _PLACES[m.group("place").lower()]
+    if n == 0:  # "[0]": no source is numbered so
+        return None
+    return n, f"{question[:m.start()]}this paper{question[m.end():]}"
 
 
 # A question asking for the papers on an area, not for what one paper says: "Which papers study Mamba?",

@@ -23,7 +23,8 @@ from rag.tasks.themes import MAX_PAPERS, paper_text
 from rag.tasks.topicality import read
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import column_asked, compared, defined, kind, papers_on, refers_back, to_each
+from rag.reading.questions import (cited_source, column_asked, compared, defined, kind, papers_on, refers_back,
+                                   to_each)
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
 from rag.reading.roles import roles_of
@@ -131,11 +132,18 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
 
     # A follow-up that refers back is answered from the papers the previous answer cited, when they answer it.
     prev_ids = _turn(history[-1])[2] if history else []
-    if prev_ids and refers_back(question):
+    about = question  # what the previous papers are asked: "What does [2] find?" asks source 2 "What does this paper find?"
+    if prev_ids and (named := cited_source(question)):
+        if named[0] > len(prev_ids):  # "What does [5] find?" after two sources
+            n = len(prev_ids)
+            return Answer(**base, abstained=True, coverage="not_answered",
+                          answer=f"The previous answer cites {n} paper{'s' if n > 1 else ''}: it has no source {named[0]}.")
+        prev_ids, about = [prev_ids[named[0] - 1 if named[0] > 0 else -1]], named[1]
+    if prev_ids and refers_back(about):
         got = library.get_papers(prev_ids)
         prev = [Hit(paper=got[i], score=1.0, text="", dense=1.0) for i in prev_ids if i in got]
-        found = _Answerable(question, prev, library, settings)
-        if column := column_asked(question):
+        found = _Answerable(about, prev, library, settings)
+        if column := column_asked(about):
             # "What do they find?" asks each previous paper for its finding, as a comparison table's column
             if cells := column_quotes(found, column, library.text_embedder):
                 found.quotes, found.by_role = cells, True
@@ -143,9 +151,9 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
         if not found and _turn(history[-1])[0]:
             # "What do they find?" holds no word of what "they" did: read with the question it follows (after
             # it, so that its own kind, a finding, is what is asked for); the scorer found nothing by it alone
-            found = _Answerable(f"{question} {_turn(history[-1])[0]}", prev, library, settings)
+            found = _Answerable(f"{about} {_turn(history[-1])[0]}", prev, library, settings)
         if found:
-            if len(prev) > 1 and to_each(question):
+            if len(prev) > 1 and to_each(about):
                 # "What did these papers find?" after a list: each paper's own answer, not the best one's
                 found.quotes = each_paper(found, settings)
             return _answer(question, found, library, settings, model, on_token, base, "answered", "")
@@ -203,11 +211,12 @@ def column_quotes(found: _Answerable, column: str, emb) -> list[Quote]:
     order the papers were cited; a paper whose abstract states none is left out."""
     readings = [read(paper_text(h.paper), [h], emb)[0] for h in found.hits]
     out = []
+    columns = ("proposal", "finding") if column == "overview" else (column,)  # an overview: what it does, finds
     for i, (r, probs) in enumerate(zip(readings, column_probabilities(readings, "", emb))):
-        cell = column_cell(r, column, probs)
-        cand = next((q for q in found.cands if q.hit == i and q.sentence == cell.sentence), None)
-        if cell.stated and cand is not None:
-            out.append(replace(cand, text=cell.text))
+        for cell in {c.sentence: c for c in (column_cell(r, c, probs) for c in columns) if c.stated}.values():
+            cand = next((q for q in found.cands if q.hit == i and q.sentence == cell.sentence), None)
+            if cand is not None:
+                out.append(replace(cand, text=cell.text))
     return out
 
 
