@@ -286,6 +286,21 @@ def test_a_follow_up_naming_a_source_by_its_number_or_place_is_answered_from_tha
     assert a.abstained and a.answer == "The previous answer cites 2 papers: it has no source 5.", a.answer
 
 
+def test_after_a_summary_in_the_chat_a_follow_up_asks_its_numbered_source(seeds_library, tmp_path):
+    # Only an answer's cited papers went with the turn: after a summary, "What does [2] find?" in Ask searched the
+    # library for "[2]" and said it did not answer
+    from ui.chattab import ChatTab
+
+    tab = ChatTab(seeds_library, seeds_library.settings, tmp_path, lambda: "")
+    *_, (_, chat, _, state, _, _) = tab.respond("optimal transport", [], "Summarise an area", "", "any", "any", k=15)
+    summary = state["last"]
+    second = next(c["paper_id"] for c in summary["citations"] if c["n"] == 2)
+    *_, (_, chat, _, state, _, _) = tab.respond("What does [2] find?", chat, "Ask", "", "any", "any", state=state, k=15)
+    answer = state["last"]
+    assert [c["paper_id"] for c in answer["citations"]] == [second], chat[-1]["content"]
+    assert not answer["abstained"] and answer["coverage"] == "answered", answer["answer"]
+
+
 def test_a_follow_up_asking_for_results_quotes_the_paper_under_discussion_not_another(seeds_library):
     # After "What is LoRA?", "What are their main results?" said the LoRA paper did not answer it and quoted a
     # language-generation paper's "Our main result is a characterization of collections …"

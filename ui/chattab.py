@@ -168,10 +168,9 @@ class ChatTab:
         chat[-1] = {"role": "assistant", "content": rendered.chat + (f"\n\n{link}" if link else "") + f"\n\n{done}"}
         label = f"{h(mode)}: {h(snippet(message, 80))}"
         turns.append({"label": label, "panel": rendered.panel, "mode": mode})
-        if mode == ASK:
-            # The cited papers go with the turn: a follow-up ("what do they prove?") is answered from them first.
-            history.append((message, rendered.data.get("answer", ""),
-                            [c["paper_id"] for c in rendered.data.get("citations", [])]))
+        # The cited papers go with the turn, in their numbers' order: a follow-up ("what do they prove?", "what does
+        # [3] find?") is answered from them first, after a summary, a table or an evidence list as after an answer.
+        history.append((message, rendered.data.get("answer") or rendered.data.get("summary") or "", cited_ids(rendered)))
         state = {"n": turn, "turns": turns[-(_MAX_EARLIER + 1):], "history": history[-6:], "last": rendered.data,
                  "last_mode": mode}
         # paperchat-answer-<question>.md / .bib / .ris: named for what they hold

@@ -48,12 +48,6 @@ _STUDY_OPEN = re.compile(r"^(?:[^,]{0,60},\s+)?(?:we (?:\w+ )?(?:study|consider|
                          r"focus|address|revisit|ask|tackle|analy[sz]e)|(?:this|our) (?:paper|work|study) "
                          r"(?:studies|considers|investigates|explores|examines|focuses|addresses))\b",
                          re.IGNORECASE)
-
-def contribution_opening(sentence: str) -> bool:
-    """Whether a sentence opens as a paper's contribution ("In this paper, we propose X", "We study Y")."""
-    return bool(_CONTRIB_OPEN.match(sentence) or _STUDY_OPEN.match(sentence))
-
-
 _RESULT_WORDS = re.compile(r"\b(?:outperform\w*|improv\w*|achiev\w*|state[- ]of[- ]the[- ]art|significant\w*|"
                            r"reduc\w*|increas\w*|faster|better|superior|surpass\w*|gains?|leads? to|results? in|"
                            r"enables?|allows?|guarantees?|converges?|bounds?|optimal|matches|consistently|"
@@ -86,6 +80,11 @@ _DOMAIN_IDX = [BASE.index(f) for f in BY_DOMAIN]
 def poses_the_study(sentence: str) -> bool:
     """ "In this work, we study X", "This paper investigates X": the sentence that states what is asked."""
     return bool(_STUDY_OPEN.match(sentence.strip()))
+
+
+def contribution_opening(sentence: str) -> bool:
+    """Whether a sentence opens as a paper's contribution ("In this paper, we propose X", "We study Y")."""
+    return bool(_CONTRIB_OPEN.match(sentence) or _STUDY_OPEN.match(sentence))
 
 
 def features(question: str, sentences: list[str], vectors: np.ndarray, question_vector: np.ndarray,
