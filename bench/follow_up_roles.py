@@ -16,7 +16,7 @@ problem: background or objective). ask also retried the scorer with the previous
 has no previous question, so that retry is not measured here (on the seeds it rated every sentence under 0.07
 after "Compare RMNP and BAS", docs/quality.md).
 
-    .venv/bin/python bench/follow_up_roles.py        (skips when ../shared/data/csabstruct is absent)
+    .venv/bin/python bench/follow_up_roles.py [--split dev]   (skips when ../shared/data/csabstruct is absent)
 """
 
 from __future__ import annotations
@@ -35,12 +35,17 @@ FOLLOW_UPS = ("What do they find?", "What are their main results?", "What did th
 
 
 def main() -> int:
-    path = DATA / "csabstruct" / "test.jsonl"
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", default="test", choices=("dev", "test"), help="dev to choose, test to report")
+    split = ap.parse_args().split
+    path = DATA / "csabstruct" / f"{split}.jsonl"
     if not path.exists():
         print(f"skipped: {path} is absent (see ../shared/data/README.md)")
         return 0
     started = time.time()
-    m = print_header("follow-ups with no words of their own against CSAbstruct test labels")
+    m = print_header(f"follow-ups with no words of their own against CSAbstruct {split} labels")
     from rag.embedders import MiniLMEmbeddings
     from rag.reading.answer_scorer import probabilities
     from rag.reading.grades import relevance
@@ -62,7 +67,7 @@ def main() -> int:
                         ss, roles, relevance(" ".join(ss), ss, emb))
                 for r, ss, roles in zip(rows, abstracts, predicted)]
     column_probs = column_probabilities(readings, "", emb)
-    figures: dict = {"abstracts": len(rows), "follow_ups": {}}
+    figures: dict = {"split": split, "abstracts": len(rows), "follow_ups": {}}
     print(f"{len(rows)} abstracts; floor {ask.floor}\n")
     print(f"{'follow-up':32} {'asks':9} {'scorer: answered':>17} {'right':>7}   {'column: answered':>17} {'right':>7}")
     for q in FOLLOW_UPS:
@@ -88,7 +93,7 @@ def main() -> int:
         fmt = lambda d: (f"{d['answered']:>17.3f} {d['right_of_answered']:>7.3f}" if d["right_of_answered"] is not None
                          else f"{d['answered']:>17.3f} {'-':>7}")
         print(f"{q:32} {column:9} {fmt(out['scorer'])}   {fmt(out['column'])}")
-    write_results("follow_up_roles", figures, m, started)
+    write_results("follow_up_roles" if split == "test" else f"follow_up_roles_{split}", figures, m, started)
     return 0
 
 

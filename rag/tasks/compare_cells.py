@@ -160,12 +160,15 @@ def pick_cells(r: Reading, probs: dict[str, np.ndarray] | None = None) -> dict[s
 
 def column_cell(r: Reading, column: str, probs: dict[str, np.ndarray] | None = None) -> Cell:
     """The paper's sentence for one column, or for "proposal" (what a follow-up "What did they propose?" asks):
-    its first sentence opening as a contribution ("In this work, we introduce X", "We study Y"), standing
-    alone first, else its Approach cell."""
+    its first sentence opening as a contribution ("In this work, we introduce X", "We study Y"), else its first
+    objective sentence (standing alone first, both), else its Approach cell (bench/follow_up_roles.py)."""
     if column != "proposal":
         return pick_cells(r, probs)[column]
     opening = [i for i, s in enumerate(r.sentences) if contribution_opening(s)]
     opening = [i for i in opening if standing(r.sentences[i]) is not None] or opening
+    if not opening:
+        opening = [i for i, role in enumerate(r.roles) if role == "objective"]
+        opening = [i for i in opening if standing(r.sentences[i]) is not None] or opening
     return _quoted(r, "approach", opening[0]) if opening else pick_cells(r, probs)["approach"]
 
 
