@@ -284,6 +284,10 @@ def test_a_follow_up_naming_a_source_by_its_number_or_place_is_answered_from_tha
     assert "theoretical validation of recent empirical observations" in a.answer, a.answer
     a = asked("What does [5] find?")
     assert a.abstained and a.answer == "The previous answer cites 2 papers: it has no source 5.", a.answer
+    # a question the named source does not answer says so; no other paper answers for it
+    a = asked("Why do CLIP models fail to bind colours in [2]?")
+    assert a.abstained and a.answer == "Source 2 of the previous answer does not answer this.", a.answer
+    assert not a.citations and [h.paper.paper_id for h in a.nearest] == [second]
 
 
 def test_after_a_summary_in_the_chat_a_follow_up_asks_its_numbered_source(seeds_library, tmp_path):

@@ -133,7 +133,8 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     # A follow-up that refers back is answered from the papers the previous answer cited, when they answer it.
     prev_ids = _turn(history[-1])[2] if history else []
     about = question  # what the previous papers are asked: "What does [2] find?" asks source 2 "What does this paper find?"
-    if prev_ids and (named := cited_source(question)):
+    named = cited_source(question) if prev_ids else None
+    if named:
         if named[0] > len(prev_ids):  # "What does [5] find?" after two sources
             n = len(prev_ids)
             return Answer(**base, abstained=True, coverage="not_answered",
@@ -147,7 +148,7 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
             # "What do they find?" asks each previous paper for its finding, as a comparison table's column
             if cells := column_quotes(found, column, library.text_embedder):
                 found.quotes, found.by_role = cells, True
-                return _answer(question, found, library, settings, model, on_token, base, "answered", "")
+                return _answer(about, found, library, settings, model, on_token, base, "answered", "")
         if not found and _turn(history[-1])[0]:
             # "What do they find?" holds no word of what "they" did: read with the question it follows (after
             # it, so that its own kind, a finding, is what is asked for); the scorer found nothing by it alone
@@ -156,7 +157,11 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
             if len(prev) > 1 and to_each(about):
                 # "What did these papers find?" after a list: each paper's own answer, not the best one's
                 found.quotes = each_paper(found, settings)
-            return _answer(question, found, library, settings, model, on_token, base, "answered", "")
+            return _answer(about, found, library, settings, model, on_token, base, "answered", "")
+        if named:  # "What dataset does [2] use?" asks that paper: no other paper's sentence answers it
+            return Answer(**base, abstained=True, coverage="not_answered", nearest=prev,
+                          answer=f"Source {named[0] if named[0] > 0 else len(_turn(history[-1])[2])} of the previous "
+                                 "answer does not answer this.")
         lead = PREVIOUS_DO_NOT_TEXT
 
     # "Which papers study X?" asks for the area's papers: listed as a summary of X covers them; "Compare A
