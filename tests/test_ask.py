@@ -293,7 +293,8 @@ def test_a_follow_up_asking_nothing_but_what_the_papers_found_or_proposed_is_tol
             "What does this study find?": "finding", "What did they propose?": "proposal",
             "What is their contribution?": "proposal", "What do they do?": "proposal", "What is it about?": "proposal",
             "How does it work?": "approach", "How?": "approach", "What problem do they address?": "problem",
-            "Tell me more about this paper": "overview", "And this paper?": "overview"}
+            "Tell me more about this paper": "overview", "And this paper?": "overview",
+            "What's their contribution?": "proposal", "What've they found?": "finding"}
     for q, column in asks.items():
         assert column_asked(q) == column, q
     for q in ("What datasets do they use?", "What did they find about scaling?", "Why does it work?",

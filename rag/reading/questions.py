@@ -108,7 +108,7 @@ _NOTHING_ASKED = re.compile(
     r"both|the|a|an|of|in|on|by|to|for|about|from|with|paper|papers|authors?|article|is|are|was|were|"
     r"do|does|did|can|could|has|have|had|will|would|should|main|key|overall|exactly|actually|really|basically|"
     r"central|principal|core|primary|new|novel|briefly|mainly|most|important|there|here|please|me|us|you|"
-    r"again|one|ones|respective|respectively|specifically|in short)$", re.I)
+    r"again|one|ones|respective|respectively|specifically|in short|s|t|d|m|re|ve|ll)$", re.I)  # "What's", "they've"
 
 
 def column_asked(question: str) -> str | None:
