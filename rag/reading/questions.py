@@ -92,7 +92,7 @@ def to_each(question: str) -> bool:
 _COLUMN_WORDS = {
     "finding": r"find|finds|found|findings?|show|shows|showed|shown|results?|conclude[sd]?|conclusions?|prove[sd]?|"
                r"demonstrate[sd]?|discover(?:ed|ies|y)?|learn(?:ed|t)?|observe[sd]?|outcomes?|takeaways?|report(?:s|ed)?|"
-               r"claims?|claimed|achieve[sd]?|conclusion",
+               r"claims?|claimed|achieve[sd]?",
     "approach": r"methods?|approach(?:es)?|techniques?|algorithms?|work|works",
     "proposal": r"propose[sd]?|proposals?|introduce[sd]?|present(?:s|ed)?|develop(?:s|ed)?|contributions?|ideas?|"
                 r"build|built|design(?:s|ed)?|doing|done|offer(?:s|ed)?",
@@ -108,7 +108,7 @@ _NOTHING_ASKED = re.compile(
     r"both|the|a|an|of|in|on|by|to|for|about|from|with|paper|papers|authors?|article|is|are|was|were|"
     r"do|does|did|can|could|has|have|had|will|would|should|main|key|overall|exactly|actually|really|basically|"
     r"central|principal|core|primary|new|novel|briefly|mainly|most|important|there|here|please|me|us|you|"
-    r"again|one|ones|respective|respectively|specifically|in short|s|t|d|m|re|ve|ll)$", re.I)  # "What's", "they've"
+    r"again|one|ones|respective|respectively|specifically|s|t|d|m|re|ve|ll)$", re.I)  # "What's", "they've"
 
 
 def column_asked(question: str) -> str | None:
@@ -129,9 +129,7 @@ def column_asked(question: str) -> str | None:
     # only helper words: its kind or its last word says what it asks ("How?" the method, "What do they do?",
     # "What is it about?" the contribution)
     last = words[-1].lower()
-    if last in ("do", "doing") and len(words) > 2:
-        return "proposal"
-    if last == "about":
+    if last in ("do", "doing") and len(words) > 2 or last == "about":
         return "proposal"
     if re.search(r"\bthis paper\b", question, re.I):  # "And this paper?", "What about this paper?"
         return "overview"
