@@ -303,12 +303,15 @@ def test_a_follow_up_asking_nothing_but_what_the_papers_found_or_proposed_is_tol
 
 
 def test_a_follow_up_naming_a_source_by_its_number_or_place_is_read_as_this_paper():
-    from rag.reading.questions import cited_source
+    from rag.reading.questions import cited_sources, column_asked
 
-    assert cited_source("What does [2] find?") == (2, "What does this paper find?")
-    assert cited_source("Tell me more about the second paper") == (2, "Tell me more about this paper")
-    assert cited_source("What does the first one propose?") == (1, "What does this paper propose?")
-    assert cited_source("What does paper 3 prove?") == (3, "What does this paper prove?")
-    assert cited_source("What about the last one?") == (-1, "What about this paper?")
-    for q in ("Compare [1] and [2]", "What does [0] say?", "What is the second moment estimate?", "How do they find it?"):
-        assert cited_source(q) is None, q
+    assert cited_sources("What does [2] find?") == ([2], "What does this paper find?")
+    assert cited_sources("Tell me more about the second paper") == ([2], "Tell me more about this paper")
+    assert cited_sources("What does the first one propose?") == ([1], "What does this paper propose?")
+    assert cited_sources("What does paper 3 prove?") == ([3], "What does this paper prove?")
+    assert cited_sources("What about the last one?") == ([-1], "What about this paper?")
+    assert cited_sources("Compare [1] and [3]") == ([1, 3], "Compare these papers")
+    assert cited_sources("What do [1], [2] and [4] find?") == ([1, 2, 4], "What do these papers find?")
+    assert column_asked("Compare these papers") == "overview"
+    for q in ("What does [0] say?", "What is the second moment estimate?", "How do they find it?"):
+        assert cited_sources(q) is None, q

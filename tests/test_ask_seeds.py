@@ -282,6 +282,9 @@ def test_a_follow_up_naming_a_source_by_its_number_or_place_is_answered_from_tha
     a = asked("Tell me more about the second paper")  # what it does, then what it finds
     assert ids(a) == [second] and "we present a systematic analysis of scaling laws" in a.answer, a.answer
     assert "theoretical validation of recent empirical observations" in a.answer, a.answer
+    a = asked("Compare [1] and [2]")  # each: what it does, then what it finds
+    assert ids(a) == [first, second], a.answer
+    assert "we propose a unified framework" in a.answer and "we present a systematic analysis" in a.answer, a.answer
     a = asked("What does [5] find?")
     assert a.abstained and a.answer == "The previous answer cites 2 papers: it has no source 5.", a.answer
     # a question the named source does not answer says so; no other paper answers for it

@@ -98,8 +98,9 @@ _COLUMN_WORDS = {
                 r"build|built|design(?:s|ed)?|doing|done|offer(?:s|ed)?",
     "problem": r"problems?|address(?:es|ed)?|tackle[sd]?|solve[sd]?|goals?|aims?|motivation|motivated?|stud(?:y|ies|ied)|"
                r"investigate[sd]?|questions?|challenges?|try|trying|tried|purpose",
-    # "Tell me more about it", "Describe the second paper": what it proposes, then what it finds
-    "overview": r"tell|more|describe|explain|summari[sz]e|summary|details?|overview|elaborate|expand",
+    # "Tell me more about it", "Describe the second paper", "Compare [1] and [3]": what it proposes, then finds
+    "overview": r"tell|more|describe|explain|summari[sz]e|summary|details?|overview|elaborate|expand|"
+                r"compare|contrast|differ|differences?",
 }
 _COLUMN_RES = {c: re.compile(rf"^(?:{w})$", re.I) for c, w in _COLUMN_WORDS.items()}
 # Words that ask nothing of their own in such a follow-up: pronouns, the papers, question and helper words.
@@ -146,19 +147,20 @@ _CITED = re.compile(
     re.IGNORECASE)
 
 
-def cited_source(question: str) -> tuple[int, str] | None:
-    """(the source's number in the previous answer, 1-based, or -1 for the last; the question with that reference
-    read as "this paper") when the question names one source ("What does [2] find?" -> (2, "What does this paper
-    find?")), else None (also when it names several: "Compare [1] and [2]")."""
+def cited_sources(question: str) -> tuple[list[int], str] | None:
+    """(the numbers of the sources the question names in the previous answer, 1-based, -1 for the last; the
+    question with them read as "this paper" or "these papers") when it names any ("What does [2] find?" -> ([2],
+    "What does this paper find?"), "Compare [1] and [3]" -> ([1, 3], "Compare these papers")), else None."""
     found = list(_CITED.finditer(question))
-    if len(found) != 1:
+    numbers = []
+    for m in found:
+        number = m.group("mark") or m.group("num")
+        numbers.append(int(number) if number else _PLACES[m.group("place").lower()])
+    if not numbers or 0 in numbers:  # "[0]": no source is numbered so
         return None
-    m = found[0]
-    number = m.group("mark") or m.group("num")
-    n = int(number) if number else _PLACES[m.group("place").lower()]
-    if n == 0:  # "[0]": no source is numbered so
-        return None
-    return n, f"{question[:m.start()]}this paper{question[m.end():]}"
+    text = _CITED.sub("\x00", question)
+    text = re.sub(r"\x00(?:\s*(?:,|and|&|or|vs\.?|versus|with|to)?\s*\x00)+", "\x00", text)  # "[1] and [3]": one mention
+    return numbers, text.replace("\x00", "this paper" if len(numbers) == 1 else "these papers")
 
 
 # A question asking for the papers on an area, not for what one paper says: "Which papers study Mamba?",

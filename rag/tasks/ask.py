@@ -23,7 +23,7 @@ from rag.tasks.themes import MAX_PAPERS, paper_text
 from rag.tasks.topicality import read
 from rag.library.library import Library
 from rag.prompts import load_prompt
-from rag.reading.questions import (cited_source, column_asked, compared, defined, kind, papers_on, refers_back,
+from rag.reading.questions import (cited_sources, column_asked, compared, defined, kind, papers_on, refers_back,
                                    to_each)
 from rag.records import Answer, Citation, Hit
 from rag.library.retrieval import Filters, search
@@ -133,13 +133,14 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
     # A follow-up that refers back is answered from the papers the previous answer cited, when they answer it.
     prev_ids = _turn(history[-1])[2] if history else []
     about = question  # what the previous papers are asked: "What does [2] find?" asks source 2 "What does this paper find?"
-    named = cited_source(question) if prev_ids else None
+    named = cited_sources(question) if prev_ids else None
     if named:
-        if named[0] > len(prev_ids):  # "What does [5] find?" after two sources
+        if missing := [x for x in named[0] if x > len(prev_ids)]:  # "What does [5] find?" after two sources
             n = len(prev_ids)
             return Answer(**base, abstained=True, coverage="not_answered",
-                          answer=f"The previous answer cites {n} paper{'s' if n > 1 else ''}: it has no source {named[0]}.")
-        prev_ids, about = [prev_ids[named[0] - 1 if named[0] > 0 else -1]], named[1]
+                          answer=f"The previous answer cites {n} paper{'s' if n > 1 else ''}: it has no source {missing[0]}.")
+        prev_ids = list(dict.fromkeys(prev_ids[x - 1 if x > 0 else -1] for x in named[0]))
+        about = named[1]
     if prev_ids and refers_back(about):
         got = library.get_papers(prev_ids)
         prev = [Hit(paper=got[i], score=1.0, text="", dense=1.0) for i in prev_ids if i in got]
@@ -159,9 +160,10 @@ def ask(question: str, library: Library, settings: Settings | None = None, filte
                 found.quotes = each_paper(found, settings)
             return _answer(about, found, library, settings, model, on_token, base, "answered", "")
         if named:  # "What dataset does [2] use?" asks that paper: no other paper's sentence answers it
+            n = [x if x > 0 else len(_turn(history[-1])[2]) for x in named[0]]
+            which = f"Source {n[0]}" if len(n) == 1 else "Sources " + ", ".join(map(str, n[:-1])) + f" and {n[-1]}"
             return Answer(**base, abstained=True, coverage="not_answered", nearest=prev,
-                          answer=f"Source {named[0] if named[0] > 0 else len(_turn(history[-1])[2])} of the previous "
-                                 "answer does not answer this.")
+                          answer=f"{which} of the previous answer {'does' if len(n) == 1 else 'do'} not answer this.")
         lead = PREVIOUS_DO_NOT_TEXT
 
     # "Which papers study X?" asks for the area's papers: listed as a summary of X covers them; "Compare A
