@@ -103,8 +103,7 @@
     const named = data.topics.filter((t) => t.papers > 0);
     // The topic labels for a plot `width` px wide, centred on their topics; in a narrow plot, on lines of a few
     // words. declutter moves those the plot's edge would cut inside it and hides those that would cover another.
-    const labels = (width) => named.map((t) => {
-      const narrow = width < 640;
+    const labels = (width, narrow = width < 640) => named.map((t) => {
       return {x: t.x, y: t.y, text: `<b>${narrow ? wrap(esc(t.name), 22) : esc(t.name)}</b>`, showarrow: false,
               font: {size: narrow ? 11 : 12, color: "#1f2937"}, bgcolor: "rgba(255,255,255,0.78)", borderpad: 2,
               captureevents: false, xshift: 0, yshift: 0, visible: true};

@@ -118,10 +118,10 @@ def column_asked(question: str) -> str | None:
     find?" -> "finding", "How does it work?" -> "approach", "What did they propose?" -> "proposal", "Tell me
     more about it" -> "overview"), else None."""
     words = re.findall(r"[A-Za-z]+", question)
-    asked = [w for w in words if not _NOTHING_ASKED.match(w)]
-    columns = {c for w in asked for c, r in _COLUMN_RES.items() if r.match(w)}
-    if any(not any(r.match(w) for r in _COLUMN_RES.values()) for w in asked):
+    asked = [{c for c, r in _COLUMN_RES.items() if r.match(w)} for w in words if not _NOTHING_ASKED.match(w)]
+    if not all(asked):
         return None  # a word of its own: the scorer reads it
+    columns = set().union(*asked)
     for c in ("finding", "approach", "proposal", "problem", "overview"):  # "What does this study find?": the narrower asks
         if c in columns:
             return c

@@ -18,9 +18,8 @@ from rag.reading.citation_grades import grade_citations as grade_all
 from rag.tasks.extractive import Quote, candidates, pick, render, sentences_of
 from rag.tasks.numbered_sources import format_sources  # noqa: F401 (callers and tests import it from here too)
 from rag.tasks.paper_lists import list_answer
-from rag.tasks.compare_cells import column_cell, column_probabilities
-from rag.tasks.themes import MAX_PAPERS, paper_text
-from rag.tasks.topicality import read
+from rag.tasks.compare_cells import column_cell, column_probabilities, read_alone
+from rag.tasks.themes import MAX_PAPERS
 from rag.library.library import Library
 from rag.prompts import load_prompt
 from rag.reading.questions import (cited_sources, column_asked, compared, defined, kind, papers_on, refers_back,
@@ -216,7 +215,7 @@ def column_quotes(found: _Answerable, column: str, emb) -> list[Quote]:
     """Each paper's sentence in a comparison table's `column` (rag.tasks.compare_cells.column_cell: its finding,
     approach, problem or proposal, by role; the paper read for itself, as `compare --papers` reads it), in the
     order the papers were cited; a paper whose abstract states none is left out."""
-    readings = [read(paper_text(h.paper), [h], emb)[0] for h in found.hits]
+    readings = read_alone(found.hits, emb)
     out = []
     columns = ("proposal", "finding") if column == "overview" else (column,)  # an overview: what it does, finds
     for i, (r, probs) in enumerate(zip(readings, column_probabilities(readings, "", emb))):

@@ -22,7 +22,7 @@ from rag.library.library import Library
 from rag.records import Hit
 from rag.library.retrieval import Filters, search
 from rag.settings import Settings, get_settings
-from rag.tasks.compare_cells import column_probabilities, pick_cells, shorten
+from rag.tasks.compare_cells import column_probabilities, pick_cells, read_alone, shorten
 from rag.tasks.comparison import MAX_ROWS, Row, Table
 from rag.tasks.summarise import NO_PAPERS_TEXT, group_into_themes, read_as
 from rag.tasks.area_scorer import on_topic
@@ -105,7 +105,7 @@ def _chosen(topic: str, library: Library, ids: list[str], emb) -> tuple[list[Rea
     hits = [Hit(paper=found[i], score=0.0, text="") for i in ids]
     if topic:
         return read(topic, hits, emb), hits
-    return [read(paper_text(h.paper), [h], emb)[0] for h in hits], hits
+    return read_alone(hits, emb), hits
 
 
 def _scope(filters: Filters) -> str:

@@ -31,7 +31,8 @@ from rag.reading.citations import quote
 from rag.reading.grades import relevance
 from rag.reading.standalone import leans, standing
 from rag.tasks.comparison import Cell
-from rag.tasks.topicality import Reading
+from rag.tasks.themes import paper_text
+from rag.tasks.topicality import Reading, read
 
 ROLE_COLUMNS = {"problem": ("objective", "background"), "approach": ("method",), "finding": ("result",)}
 # A problem statement more often says what is hard or missing than what the field is.
@@ -111,13 +112,24 @@ def column_probabilities(readings: list[Reading], topic: str, emb) -> list[dict[
     return [{c: p[i] for c, p in by_column.items()} for i in range(len(readings))]
 
 
+def read_alone(hits: list, emb) -> list[Reading]:
+    """Each hit's paper read for itself, with no topic: a sentence's relevance is its closeness to its own paper,
+    so each cell holds the sentence most central to the paper (`compare --papers`, a follow-up's column)."""
+    return [read(paper_text(h.paper), [h], emb)[0] for h in hits]
+
+
+def _standing_first(r: Reading, idx: list[int]) -> list[int]:
+    """Of these sentences, the ones that stand alone (rag.reading.standalone.standing), or all when none does."""
+    return [i for i in idx if standing(r.sentences[i]) is not None] or idx
+
+
 def _role_pick(r: Reading, column: str, used: set[int], probs: np.ndarray | None = None) -> int | None:
     roles = ROLE_COLUMNS[column]
     idx = [i for i, role in enumerate(r.roles) if role in roles]
     if not idx:
         return None
     fresh = [i for i in idx if i not in used] or idx
-    fresh = [i for i in fresh if standing(r.sentences[i]) is not None] or fresh  # what stands alone first
+    fresh = _standing_first(r, fresh)
 
     n = max(1, len(r.sentences) - 1)
 
@@ -136,7 +148,7 @@ def _setting_pick(r: Reading, used: set[int]) -> int | None:
     """The sentence index for the Setting column, or None (see the module docstring)."""
     cued = [i for i, role in enumerate(r.roles)
             if role in SETTING_ROLES and i not in used and SETTING_CUES.search(r.sentences[i])]
-    cued = [j for j in cued if standing(r.sentences[j]) is not None] or cued
+    cued = _standing_first(r, cued)
     return max(cued, key=lambda j: (float(r.relevance[j]), -j)) if cued else None
 
 
@@ -164,11 +176,8 @@ def column_cell(r: Reading, column: str, probs: dict[str, np.ndarray] | None = N
     objective sentence (standing alone first, both), else its Approach cell (bench/follow_up_roles.py)."""
     if column != "proposal":
         return pick_cells(r, probs)[column]
-    opening = [i for i, s in enumerate(r.sentences) if contribution_opening(s)]
-    opening = [i for i in opening if standing(r.sentences[i]) is not None] or opening
-    if not opening:
-        opening = [i for i, role in enumerate(r.roles) if role == "objective"]
-        opening = [i for i in opening if standing(r.sentences[i]) is not None] or opening
+    opening = (_standing_first(r, [i for i, s in enumerate(r.sentences) if contribution_opening(s)])
+               or _standing_first(r, [i for i, role in enumerate(r.roles) if role == "objective"]))
     return _quoted(r, "approach", opening[0]) if opening else pick_cells(r, probs)["approach"]
 
 
